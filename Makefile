@@ -1,0 +1,48 @@
+# The README's commands. Everything a fresh clone needs is installed from here.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+PORT ?= 8501
+DEFAULT_CORPUS := icml2025
+# pip's cap on this machine serves the CPU build of torch from disk when pinned.
+TORCH := torch==2.13.0
+
+.PHONY: run test lint bench build-default clean-venv browser
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "$(TORCH)"
+	$(PIP) install --quiet -e ".[build]"
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIP) install --quiet -e ".[build,dev]"
+	touch $@
+
+build-default: $(VENV)/.installed
+	@if $(VENV)/bin/explorer list | grep -q "^$(DEFAULT_CORPUS)\b"; then \
+		echo "Corpus $(DEFAULT_CORPUS) already built (explorer info $(DEFAULT_CORPUS))."; \
+	else \
+		$(VENV)/bin/explorer build data/icml2025 --name $(DEFAULT_CORPUS); \
+	fi
+
+run: build-default
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true
+
+# Debian's chromium for the real-browser tests; installed only when missing and root.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = "0" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+test: $(VENV)/.installed-dev browser
+	$(PY) -m pytest
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check explorer pages tests app.py bench
+	$(VENV)/bin/ruff format --check explorer pages tests app.py bench
+
+clean-venv:
+	rm -rf $(VENV)

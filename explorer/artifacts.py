@@ -1,0 +1,183 @@
+"""The contract between pipeline and viewer: file names, schema version, manifest, run discovery.
+
+Light on purpose (json, hashlib, pathlib, pandas/pyarrow, numpy): the viewer imports it.
+A run is a directory ``<cache>/<corpus>/<run_id>/`` that exists only once its
+``manifest.json`` is in place; ``<cache>/<corpus>/latest`` names the newest one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from explorer.errors import ArtifactError, InputError
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+LATEST = "latest"
+MODEL_DIR = "model"
+TABLES = (
+    "papers",
+    "topics",
+    "doc_topics",
+    "neighbors",
+    "hierarchy",
+    "keywords",
+    "topic_stats",
+    "vocab",
+)
+ARRAYS = ("topic_similarity", "doc_terms_indptr", "doc_terms_indices")
+# Folders under the cache that are not corpora.
+RESERVED_NAMES = frozenset({"embeddings", "numba", LATEST})
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def default_cache_dir() -> Path:
+    """`EXPLORER_CACHE_DIR` when set (tests, hosting), else ./cache."""
+    return Path(os.environ.get("EXPLORER_CACHE_DIR", "cache"))
+
+
+def check_corpus_name(name: str) -> str:
+    """Refuse names that could escape the cache folder or confuse a shell."""
+    if not _NAME_RE.match(name) or ".." in name or name in RESERVED_NAMES:
+        raise InputError(
+            f"corpus name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (not 'embeddings' or 'numba')"
+        )
+    return name
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write a small file so readers see the old or the new content, never half."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def write_table(directory: Path, name: str, frame: pd.DataFrame) -> None:
+    frame.to_parquet(directory / f"{name}.parquet", index=False)
+
+
+def write_array(directory: Path, name: str, array: np.ndarray) -> None:
+    np.save(directory / f"{name}.npy", array, allow_pickle=False)
+
+
+def file_inventory(directory: Path) -> dict[str, dict[str, object]]:
+    """Size and sha256 of every file in a run, for the manifest's integrity check."""
+    out = {}
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.name != MANIFEST):
+        out[path.relative_to(directory).as_posix()] = {
+            "bytes": path.stat().st_size,
+            "sha256": sha256_file(path),
+        }
+    return out
+
+
+@dataclass(frozen=True)
+class Run:
+    """A complete build on disk."""
+
+    corpus: str
+    run_id: str
+    path: Path
+    manifest: dict
+
+    def table(self, name: str) -> pd.DataFrame:
+        return pd.read_parquet(self.path / f"{name}.parquet")
+
+    def array(self, name: str) -> np.ndarray:
+        return np.load(self.path / f"{name}.npy", allow_pickle=False)
+
+
+def _rebuild_hint(corpus: str) -> str:
+    return f"rebuild it with: explorer build <inputs> --name {corpus}"
+
+
+def read_manifest(path: Path) -> dict:
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ArtifactError(f"{path}: unreadable manifest ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise ArtifactError(f"{path}: manifest is not a JSON object")
+    return manifest
+
+
+def open_run(
+    cache_dir: Path, corpus: str, run_id: str | None = None, *, verify: bool = True
+) -> Run:
+    """The named run, or the corpus's latest; checks schema version and file integrity."""
+    check_corpus_name(corpus)
+    corpus_dir = Path(cache_dir) / corpus
+    if run_id is None:
+        run_id = latest_run_id(cache_dir, corpus)
+        if run_id is None:
+            raise ArtifactError(f"corpus {corpus!r} has no complete build; {_rebuild_hint(corpus)}")
+    path = corpus_dir / run_id
+    if not (path / MANIFEST).is_file():
+        raise ArtifactError(f"run {run_id} of {corpus!r} is incomplete; {_rebuild_hint(corpus)}")
+    manifest = read_manifest(path)
+    if manifest.get("schema_version") != SCHEMA_VERSION:
+        raise ArtifactError(
+            f"corpus {corpus!r} was built with artifact schema {manifest.get('schema_version')}, "
+            f"this version reads {SCHEMA_VERSION}; {_rebuild_hint(corpus)}"
+        )
+    if verify:
+        verify_files(path, manifest, corpus)
+    return Run(corpus=corpus, run_id=run_id, path=path, manifest=manifest)
+
+
+def verify_files(path: Path, manifest: dict, corpus: str) -> None:
+    """Refuse a run whose files were truncated, edited or removed after publishing."""
+    for name, meta in manifest.get("files", {}).items():
+        file = path / name
+        if not file.is_file():
+            raise ArtifactError(f"{file}: missing from run; {_rebuild_hint(corpus)}")
+        if file.stat().st_size != meta.get("bytes") or sha256_file(file) != meta.get("sha256"):
+            raise ArtifactError(f"{file}: changed since it was built; {_rebuild_hint(corpus)}")
+
+
+def latest_run_id(cache_dir: Path, corpus: str) -> str | None:
+    """The run named by `latest` if complete, else the newest complete run, else None."""
+    corpus_dir = Path(cache_dir) / corpus
+    pointer = corpus_dir / LATEST
+    if pointer.is_file():
+        run_id = pointer.read_text(encoding="utf-8").strip()
+        if _NAME_RE.match(run_id) and (corpus_dir / run_id / MANIFEST).is_file():
+            return run_id
+    complete = [p for p in corpus_dir.glob("*") if p.is_dir() and (p / MANIFEST).is_file()]
+    if not complete:
+        return None
+    return max(complete, key=lambda p: (p / MANIFEST).stat().st_mtime).name
+
+
+def list_corpora(cache_dir: Path) -> list[str]:
+    """Corpora with at least one complete run, by name."""
+    root = Path(cache_dir)
+    if not root.is_dir():
+        return []
+    names = []
+    for path in sorted(root.iterdir()):
+        is_corpus = path.is_dir() and _NAME_RE.match(path.name) and path.name not in RESERVED_NAMES
+        if is_corpus and latest_run_id(root, path.name) is not None:
+            names.append(path.name)
+    return names

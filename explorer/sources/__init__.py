@@ -1,0 +1,106 @@
+"""Input readers, registered by suffix with content sniffing for anything else.
+
+Every reader has the signature ``(path, options) -> SourceResult`` and raises only
+`InputError`; `read_inputs` expands folders, dispatches, and de-duplicates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from explorer.corpus import Corpus, dedupe
+from explorer.errors import InputError
+from explorer.sources.base import ReadOptions, SourceResult
+from explorer.sources.bibtex import read_bibtex
+from explorer.sources.paperlists import read_paperlists
+from explorer.sources.tabular import read_csv, read_jsonl, read_parquet
+from explorer.sources.text import read_text
+
+Reader = Callable[[Path, ReadOptions], SourceResult]
+
+READERS: dict[str, Reader] = {
+    "text": read_text,
+    "paperlists": read_paperlists,
+    "bibtex": read_bibtex,
+    "csv": read_csv,
+    "jsonl": read_jsonl,
+    "parquet": read_parquet,
+}
+SUFFIXES: dict[str, str] = {
+    ".txt": "text",
+    ".json": "paperlists",
+    ".bib": "bibtex",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+}
+
+__all__ = [
+    "READERS",
+    "ReadOptions",
+    "SourceResult",
+    "detect_format",
+    "expand_inputs",
+    "read_inputs",
+]
+
+
+def detect_format(path: Path) -> str:
+    """The reader for a file: by suffix, else by its first bytes."""
+    by_suffix = SUFFIXES.get(path.suffix.lower())
+    if by_suffix:
+        return by_suffix
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if stripped.startswith(b"["):
+        return "paperlists"
+    if stripped.startswith(b"{"):
+        return "jsonl"
+    if stripped.startswith(b"@") or b"\n@" in head:
+        return "bibtex"
+    return "text"
+
+
+def expand_inputs(inputs: Sequence[str | Path]) -> list[Path]:
+    """Files named directly, plus supported files found under folders, in name order."""
+    files: list[Path] = []
+    for raw in inputs:
+        path = Path(raw)
+        if not path.exists():
+            raise InputError(f"{path}: no such file or directory")
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and p.suffix.lower() in SUFFIXES and not p.name.startswith(".")
+            )
+            if not found:
+                known = ", ".join(sorted(SUFFIXES))
+                raise InputError(f"{path}: no readable input files in this folder ({known})")
+            files.extend(found)
+        else:
+            files.append(path)
+    return files
+
+
+def read_inputs(inputs: Sequence[str | Path], options: ReadOptions | None = None) -> Corpus:
+    """Read every input, merge chunk files in order, and drop exact duplicates."""
+    options = options or ReadOptions()
+    papers = []
+    skipped: list[str] = []
+    for path in expand_inputs(inputs):
+        try:
+            result = READERS[detect_format(path)](path, options)
+        except InputError:
+            raise
+        except (OSError, ValueError, RecursionError) as exc:
+            raise InputError(f"{path}: could not be read ({exc})") from None
+        papers.extend(result.papers)
+        skipped.extend(result.skipped)
+    return dedupe(papers, skipped)

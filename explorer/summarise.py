@@ -1,0 +1,219 @@
+"""Everything the dashboard draws that depends on the fit: labels, distributions,
+neighbours, hierarchy, and keyword/topic statistics per year and class.
+
+All functions take arrays and DataFrames and return DataFrames; nothing here writes files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from explorer.embed import normalise_rows
+from explorer.project import KnnGraph
+from explorer.topics import OUTLIER
+
+N_SIMILAR = 10
+N_REPRESENTATIVE = 5
+TOP_TOPICS_PER_DOC = 5
+# Softmax temperature for cosine similarities to topic centroids: cosines of
+# related abstracts differ by a few hundredths, so a low temperature separates them.
+DISTRIBUTION_TEMPERATURE = 0.05
+# Class columns keyword and topic statistics are broken down by.
+DIMENSIONS = ("year", "status", "track", "venue")
+MAX_VOCABULARY = 30_000
+
+
+def topic_label(words: list[str], n: int = 3) -> str:
+    """A short label from the best keywords, skipping words already covered by a phrase."""
+    chosen: list[str] = []
+    for word in words:
+        if any(word in c or c in word for c in chosen):
+            continue
+        chosen.append(word)
+        if len(chosen) == n:
+            break
+    return ", ".join(chosen) if chosen else "(no keywords)"
+
+
+def topic_centroids(
+    embeddings: np.ndarray, labels: np.ndarray, topic_ids: np.ndarray
+) -> np.ndarray:
+    """Unit-length mean embedding of each topic's papers."""
+    unit = normalise_rows(embeddings)
+    return normalise_rows(np.stack([unit[labels == t].mean(axis=0) for t in topic_ids]))
+
+
+def doc_topic_distribution(
+    embeddings: np.ndarray, labels: np.ndarray, centroids: np.ndarray, topic_ids: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Each paper's top topics by softmaxed centroid similarity; also the assigned topic's share."""
+    sims = normalise_rows(embeddings) @ centroids.T
+    logits = (sims - sims.max(axis=1, keepdims=True)) / DISTRIBUTION_TEMPERATURE
+    weights = np.exp(logits)
+    weights /= weights.sum(axis=1, keepdims=True)
+    k = min(TOP_TOPICS_PER_DOC, len(topic_ids))
+    top = np.argsort(-weights, axis=1, kind="stable")[:, :k]
+    rows = np.repeat(np.arange(len(labels)), k)
+    table = pd.DataFrame(
+        {
+            "doc": rows,
+            "rank": np.tile(np.arange(1, k + 1), len(labels)),
+            "topic_id": topic_ids[top].ravel(),
+            "score": weights[rows, top.ravel()].astype(np.float32),
+        }
+    )
+    column = {t: i for i, t in enumerate(topic_ids)}
+    assigned = np.array(
+        [weights[i, column[t]] if t != OUTLIER else 0.0 for i, t in enumerate(labels)],
+        dtype=np.float32,
+    )
+    return table, assigned
+
+
+def similar_papers(graph: KnnGraph, paper_ids: list[str]) -> pd.DataFrame:
+    """The N_SIMILAR nearest papers of each paper by cosine similarity (itself excluded)."""
+    ids = np.asarray(paper_ids, dtype=object)
+    k = min(N_SIMILAR + 1, graph.indices.shape[1])
+    idx, dist = graph.take(k)
+    idx, dist = idx[:, 1:], dist[:, 1:]
+    n, m = idx.shape
+    return pd.DataFrame(
+        {
+            "paper_id": np.repeat(ids, m),
+            "rank": np.tile(np.arange(1, m + 1), n),
+            "neighbor_id": ids[idx.ravel()],
+            "similarity": (1.0 - dist.ravel()).astype(np.float32),
+        }
+    )
+
+
+def representative_papers(
+    embeddings: np.ndarray,
+    labels: np.ndarray,
+    centroids: np.ndarray,
+    topic_ids: np.ndarray,
+    paper_ids: list[str],
+) -> dict[int, list[str]]:
+    """The papers closest to each topic's centroid: what the topic is 'about'."""
+    unit = normalise_rows(embeddings)
+    out: dict[int, list[str]] = {}
+    for i, topic in enumerate(topic_ids):
+        members = np.flatnonzero(labels == topic)
+        sims = unit[members] @ centroids[i]
+        best = members[np.argsort(-sims, kind="stable")[:N_REPRESENTATIVE]]
+        out[int(topic)] = [paper_ids[j] for j in best]
+    return out
+
+
+def classical_mds(similarity: np.ndarray) -> np.ndarray:
+    """2-D positions whose distances follow 1 - cosine similarity (Torgerson MDS)."""
+    k = similarity.shape[0]
+    if k < 3:
+        return np.column_stack([np.arange(k, dtype=float) - (k - 1) / 2, np.zeros(k)])
+    d2 = np.clip(1.0 - similarity, 0, None) ** 2
+    centre = np.eye(k) - np.ones((k, k)) / k
+    b = -0.5 * centre @ d2 @ centre
+    values, vectors = np.linalg.eigh(b)
+    top = np.argsort(values)[::-1][:2]
+    coords = vectors[:, top] * np.sqrt(np.clip(values[top], 0, None))
+    # eigh's sign is arbitrary: fix it so the layout is reproducible.
+    signs = np.sign(coords[np.abs(coords).argmax(axis=0), [0, 1]])
+    return coords * np.where(signs == 0, 1, signs)
+
+
+def hierarchy_table(model, docs: list[str], n_topics: int) -> pd.DataFrame:
+    """BERTopic's agglomerative merge tree: one row per merge, leaves are topic ids."""
+    columns = ["parent_id", "parent_label", "child_left_id", "child_right_id", "distance", "topics"]
+    if n_topics < 2:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+    # hierarchical_topics re-runs the representation model for every merge (KeyBERT +
+    # MMR: ~1.4 s each); parent labels from plain c-TF-IDF are good enough and ~50x faster.
+    representation, model.representation_model = model.representation_model, None
+    try:
+        raw = model.hierarchical_topics(docs)
+    finally:
+        model.representation_model = representation
+    return pd.DataFrame(
+        {
+            "parent_id": raw["Parent_ID"].astype(int),
+            "parent_label": [topic_label(str(n).split("_")) for n in raw["Parent_Name"]],
+            "child_left_id": raw["Child_Left_ID"].astype(int),
+            "child_right_id": raw["Child_Right_ID"].astype(int),
+            "distance": raw["Distance"].astype(float),
+            "topics": [sorted(int(t) for t in ts) for ts in raw["Topics"]],
+        }
+    ).sort_values("parent_id", ignore_index=True)
+
+
+def direct_parents(hierarchy: pd.DataFrame) -> dict[int, int]:
+    """Node id -> the merge node that has it as a direct child."""
+    parents: dict[int, int] = {}
+    for row in hierarchy.itertuples():
+        parents[int(row.child_left_id)] = int(row.parent_id)
+        parents[int(row.child_right_id)] = int(row.parent_id)
+    return parents
+
+
+def document_terms(docs: list[str], *, min_df: int):
+    """Binary doc-term matrix (CSR) and its vocabulary, with the topic model's tokenisation."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vectorizer = CountVectorizer(
+        stop_words="english",
+        ngram_range=(1, 2),
+        min_df=min_df,
+        binary=True,
+        max_features=MAX_VOCABULARY,
+        dtype=np.int32,
+    )
+    try:
+        matrix = vectorizer.fit_transform(docs).tocsr()
+    except ValueError:  # every term pruned: an empty vocabulary is a valid answer
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((len(docs), 0), dtype=np.int32), np.array([], dtype=object)
+    matrix.sort_indices()
+    return matrix, vectorizer.get_feature_names_out()
+
+
+def keyword_stats(matrix, vocabulary: np.ndarray, papers: pd.DataFrame) -> pd.DataFrame:
+    """Document frequency of each term within each value of year/status/track/venue/topic."""
+    frames = []
+    for dimension in (*DIMENSIONS, "topic_id"):
+        values = papers[dimension].astype("string").fillna("")
+        for value in sorted(v for v in values.unique() if v != ""):
+            rows = np.flatnonzero((values == value).to_numpy())
+            df = np.asarray(matrix[rows].sum(axis=0)).ravel()
+            present = np.flatnonzero(df)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "dimension": dimension,
+                        "value": value,
+                        "term": vocabulary[present],
+                        "df": df[present].astype(np.int32),
+                        "n_docs": np.int32(len(rows)),
+                    }
+                )
+            )
+    if not frames:
+        return pd.DataFrame(columns=["dimension", "value", "term", "df", "n_docs"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def topic_stats(papers: pd.DataFrame) -> pd.DataFrame:
+    """Papers per topic within each year and class (topics over time, topics per class)."""
+    frames = []
+    for dimension in DIMENSIONS:
+        values = papers[dimension].astype("string").fillna("")
+        grouped = (
+            pd.DataFrame({"value": values, "topic_id": papers["topic_id"]})
+            .loc[values != ""]
+            .groupby(["value", "topic_id"], as_index=False)
+            .size()
+            .rename(columns={"size": "count"})
+        )
+        grouped.insert(0, "dimension", dimension)
+        frames.append(grouped)
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,211 @@
+"""Topic modelling: explicit UMAP -> HDBSCAN -> outlier assignment -> BERTopic representation.
+
+Each stage is a plain function whose sub-models are visible here, not hidden in
+BERTopic's defaults. BERTopic receives the finished clustering (as labels) and
+does what it is best at: c-TF-IDF and keyword representations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from explorer.embed import embed_texts, normalise_rows
+from explorer.errors import InputError
+from explorer.project import KnnGraph, reduce_umap
+
+MIN_DOCUMENTS = 10
+OUTLIER = -1
+
+
+@dataclass(frozen=True)
+class TopicParams:
+    """Everything that decides the topics; recorded in the manifest."""
+
+    min_topic_size: int
+    min_samples: int
+    n_neighbors: int
+    n_components: int
+    outlier_quantile: float
+    min_df: int
+    seed: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def default_params(
+    n_docs: int, *, min_topic_size: int | None = None, seed: int = 42
+) -> TopicParams:
+    """Size-aware defaults: a 40-abstract list gets a few topics, 3,000 get tens."""
+    if n_docs < MIN_DOCUMENTS:
+        raise InputError(
+            f"corpus has {n_docs} abstract(s); at least {MIN_DOCUMENTS} are needed to model topics"
+        )
+    size = min_topic_size or int(np.clip(round(math.sqrt(n_docs) / 4), 3, 40))
+    if size < 2:
+        raise InputError("--min-topic-size must be at least 2")
+    return TopicParams(
+        min_topic_size=size,
+        # Lower min_samples than HDBSCAN's default (= min_cluster_size) keeps fewer
+        # abstracts in the noise without merging clusters.
+        min_samples=max(1, min(size, round(size / 2))),
+        n_neighbors=int(np.clip(n_docs // 3, 2, 15)),
+        n_components=5,
+        # A noise abstract joins its nearest topic when it is at least as close to it
+        # as 95% of clustered abstracts are to their own topic: outliers stay outliers
+        # only when they are genuinely unlike every topic.
+        outlier_quantile=0.05,
+        min_df=1 if n_docs < 200 else 2,
+        seed=seed,
+    )
+
+
+def cluster_documents(reduced: np.ndarray, params: TopicParams) -> np.ndarray:
+    """HDBSCAN labels, renumbered so topic 0 is the largest; -1 is noise."""
+    import hdbscan
+
+    model = hdbscan.HDBSCAN(
+        min_cluster_size=params.min_topic_size,
+        min_samples=params.min_samples,
+        metric="euclidean",
+        cluster_selection_method="eom",
+    )
+    labels = model.fit_predict(reduced.astype(np.float64))
+    return renumber_by_size(labels)
+
+
+def renumber_by_size(labels: np.ndarray) -> np.ndarray:
+    """Largest topic becomes 0; ties broken by the old id, so the result is deterministic."""
+    ids, counts = np.unique(labels[labels != OUTLIER], return_counts=True)
+    order = sorted(zip(-counts, ids, strict=True))
+    mapping = {old: new for new, (_, old) in enumerate(order)}
+    return np.array([mapping.get(label, OUTLIER) for label in labels], dtype=np.int64)
+
+
+def assign_outliers(
+    embeddings: np.ndarray, labels: np.ndarray, quantile: float
+) -> tuple[np.ndarray, float]:
+    """Give each noise point the topic whose centroid is most cosine-similar, when close enough.
+
+    "Close enough" is the `quantile` of clustered abstracts' similarity to their own
+    topic's centroid; returns the new labels and that threshold.
+
+    This is BERTopic's `reduce_outliers(strategy="embeddings")` done before the
+    representation is computed, so c-TF-IDF and keywords are extracted once.
+    """
+    topics = np.unique(labels[labels != OUTLIER])
+    noise = np.flatnonzero(labels == OUTLIER)
+    if len(topics) == 0 or len(noise) == 0:
+        return labels, 0.0
+    unit = normalise_rows(embeddings)
+    centroids = normalise_rows(np.stack([unit[labels == t].mean(axis=0) for t in topics]))
+    members = np.flatnonzero(labels != OUTLIER)
+    own = (unit[members] * centroids[np.searchsorted(topics, labels[members])]).sum(axis=1)
+    threshold = float(np.quantile(own, quantile))
+    sims = unit[noise] @ centroids.T
+    best = sims.argmax(axis=1)
+    keep = sims[np.arange(len(noise)), best] >= threshold
+    out = labels.copy()
+    out[noise[keep]] = topics[best[keep]]
+    return out, threshold
+
+
+def _cached_embedder(model_name: str, cache_root: Path):
+    """A BERTopic embedder that goes through our cache (keyword candidates repeat across fits)."""
+    from bertopic.backend import BaseEmbedder
+
+    class CachedEmbedder(BaseEmbedder):
+        def embed(self, documents, verbose: bool = False) -> np.ndarray:
+            vectors, _ = embed_texts(
+                list(documents), model_name=model_name, cache_root=cache_root, progress=False
+            )
+            return vectors
+
+    return CachedEmbedder()
+
+
+class _Precomputed:
+    """A 'dimensionality reduction' that hands BERTopic the UMAP output we computed."""
+
+    def __init__(self, reduced: np.ndarray) -> None:
+        self.reduced = reduced
+
+    def fit(self, X, y=None):  # noqa: N803 - sklearn signature
+        return self
+
+    def transform(self, X):  # noqa: N803
+        return self.reduced
+
+
+@dataclass
+class TopicFit:
+    """A fitted model and what the later stages read from it."""
+
+    model: object  # bertopic.BERTopic
+    labels: np.ndarray
+    clustered: int  # documents HDBSCAN placed in a topic before outlier assignment
+    outlier_threshold: float  # cosine similarity a noise abstract needed to join a topic
+    reduced: np.ndarray
+
+
+def fit_topics(
+    docs: list[str],
+    embeddings: np.ndarray,
+    graph: KnnGraph,
+    params: TopicParams,
+    *,
+    model_name: str,
+    cache_root: Path,
+) -> TopicFit:
+    """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
+    from bertopic import BERTopic
+    from bertopic.cluster import BaseCluster
+    from bertopic.representation import KeyBERTInspired, MaximalMarginalRelevance
+    from bertopic.vectorizers import ClassTfidfTransformer
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    reduced = reduce_umap(
+        embeddings,
+        graph,
+        n_components=params.n_components,
+        n_neighbors=params.n_neighbors,
+        min_dist=0.0,
+        seed=params.seed,
+    )
+    labels = cluster_documents(reduced, params)
+    clustered = int((labels != OUTLIER).sum())
+    if clustered == 0:
+        # HDBSCAN found no structure (typical of very small or uniform corpora):
+        # one topic holding everything is the honest answer; the build summary says so.
+        labels = np.zeros(len(docs), dtype=np.int64)
+    labels, threshold = assign_outliers(embeddings, labels, params.outlier_quantile)
+    model = BERTopic(
+        embedding_model=_cached_embedder(model_name, cache_root),
+        umap_model=_Precomputed(reduced),
+        hdbscan_model=BaseCluster(),
+        vectorizer_model=CountVectorizer(
+            stop_words="english", ngram_range=(1, 2), min_df=params.min_df
+        ),
+        ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
+        # KeyBERT-style phrases read better than raw c-TF-IDF terms; MMR keeps the ten
+        # keywords from being near-synonyms of each other.
+        representation_model=[
+            KeyBERTInspired(top_n_words=30, random_state=params.seed),
+            MaximalMarginalRelevance(diversity=0.3, top_n_words=10),
+        ],
+        top_n_words=10,
+        calculate_probabilities=False,
+    )
+    model.fit_transform(docs, embeddings, y=labels)
+    fitted = np.asarray(model.topics_, dtype=np.int64)
+    return TopicFit(
+        model=model,
+        labels=fitted,
+        clustered=clustered,
+        outlier_threshold=threshold,
+        reduced=reduced,
+    )
