@@ -1,17 +1,24 @@
-"""Dashboard entry point (placeholder until the dashboard pages land): the built corpora."""
+"""Router: page config, navigation over pages/, and the shared sidebar (corpus picker)."""
 
 import streamlit as st
 
-from explorer import artifacts
+from explorer.ui import state
+from explorer.ui.data import corpora, headline
 
-st.set_page_config(page_title="Topic Explorer", layout="wide")
-st.title("Topic Explorer")
-cache = artifacts.default_cache_dir()
-names = artifacts.list_corpora(cache)
-if not names:
-    st.info("No corpus is built yet. Build one with: explorer build data/icml2025 --name icml2025")
-for name in names:
-    run = artifacts.open_run(cache, name)
-    counts = run.manifest["counts"]
-    st.subheader(name)
-    st.text(f"{counts['papers']} papers, {counts['topics']} topics, {counts['outliers']} outliers")
+st.set_page_config(page_title="Topic Explorer", page_icon="🗺️", layout="wide")
+
+names = corpora()
+if names:
+    pages = [
+        st.Page("pages/overview.py", title="Overview", icon="📊", default=True),
+        st.Page("pages/topic_map.py", title="Topic map", icon="🗺️"),
+        st.Page("pages/topics.py", title="Topics", icon="🧩"),
+        st.Page("pages/papers.py", title="Papers", icon="📄"),
+    ]
+    with st.sidebar:
+        picked = st.selectbox("Corpus", names, key=state.CORPUS, bind="query-params")
+        st.caption(headline(picked))
+else:
+    pages = [st.Page("pages/no_corpus.py", title="Get started", icon="🚀", default=True)]
+
+st.navigation(pages).run()

@@ -1,0 +1,186 @@
+"""DataFrame in, plotly figure out. Every untrusted string is HTML-escaped first:
+plotly renders a subset of HTML in hover text and labels, and titles come from users."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+OUTLIER = -1
+OUTLIER_COLOR = "#b8b8b8"
+_PALETTE = qualitative.Dark24 + qualitative.Light24 + qualitative.Alphabet
+# WebGL keeps tens of thousands of points interactive; above this, the page samples.
+MAX_MAP_POINTS = 50_000
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value), quote=False)
+
+
+def topic_color(topic_id: int) -> str:
+    """A colour per topic id that never changes with filtering."""
+    return OUTLIER_COLOR if topic_id == OUTLIER else _PALETTE[int(topic_id) % len(_PALETTE)]
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def topic_map(
+    papers: pd.DataFrame, topics: pd.DataFrame, *, show_labels: bool = True, height: int = 640
+) -> go.Figure:
+    """The 2-D map: one WebGL trace per topic (legend toggles it), paper_id in customdata."""
+    fig = go.Figure()
+    labels = dict(zip(topics["topic_id"], topics["label"], strict=True))
+    order = sorted(papers["topic_id"].unique(), key=lambda t: (t == OUTLIER, t))
+    for topic in order:
+        part = papers[papers["topic_id"] == topic]
+        hover = [
+            f"<b>{esc(_short(t))}</b><br>{esc(labels.get(topic, ''))}<br>{esc(v)} {esc(y)} {esc(s)}"
+            for t, v, y, s in zip(
+                part["title"],
+                part["venue"],
+                part["year"].astype("string").fillna(""),
+                part["status"],
+                strict=True,
+            )
+        ]
+        fig.add_trace(
+            go.Scattergl(
+                x=part["x"],
+                y=part["y"],
+                mode="markers",
+                name=esc(f"{topic}: {labels.get(topic, '')}" if topic != OUTLIER else "Outliers"),
+                marker={
+                    "size": 5 if len(papers) < 5000 else 3,
+                    "color": topic_color(topic),
+                    "opacity": 0.8,
+                },
+                customdata=part[["paper_id"]].to_numpy(),
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
+    if show_labels:
+        shown = topics[(topics["topic_id"] != OUTLIER) & topics["topic_id"].isin(order)]
+        for row in shown.itertuples():
+            fig.add_annotation(
+                x=row.map_x, y=row.map_y, text=esc(_short(row.label, 40)), showarrow=False,
+                font={"size": 11, "color": "#222"}, bgcolor="rgba(255,255,255,0.7)",
+            )  # fmt: skip
+    fig.update_layout(
+        height=height,
+        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        dragmode="lasso",
+        legend={"itemsizing": "constant", "font": {"size": 10}},
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+def topic_sizes(topics: pd.DataFrame, limit: int = 30) -> go.Figure:
+    """Largest topics as horizontal bars; customdata carries the topic id for click-through."""
+    real = topics[topics["topic_id"] != OUTLIER].nlargest(limit, "size").iloc[::-1]
+    fig = go.Figure(
+        go.Bar(
+            x=real["size"],
+            y=[
+                esc(f"{t}: {_short(lbl, 50)}")
+                for t, lbl in zip(real["topic_id"], real["label"], strict=True)
+            ],
+            orientation="h",
+            marker_color=[topic_color(t) for t in real["topic_id"]],
+            customdata=real[["topic_id"]].to_numpy(),
+            hovertemplate="%{y}<br>%{x} papers<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=max(300, 22 * len(real)),
+        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        xaxis_title="papers",
+    )
+    return fig
+
+
+def keyword_weights(keywords: list[str], weights: list[float]) -> go.Figure:
+    fig = go.Figure(
+        go.Bar(x=list(weights)[::-1], y=[esc(k) for k in keywords][::-1], orientation="h")
+    )
+    fig.update_layout(height=320, margin={"l": 0, "r": 0, "t": 10, "b": 0}, xaxis_title="weight")
+    return fig
+
+
+def hierarchy_sunburst(hierarchy: pd.DataFrame, topics: pd.DataFrame) -> go.Figure:
+    """The merge tree as a sunburst: click a ring to zoom into that branch."""
+    real = topics[topics["topic_id"] != OUTLIER]
+    sizes = dict(zip(real["topic_id"], real["size"], strict=True))
+    ids, parents, names, values = [], [], [], []
+    parent_of = {}
+    for row in hierarchy.itertuples():
+        parent_of[int(row.child_left_id)] = int(row.parent_id)
+        parent_of[int(row.child_right_id)] = int(row.parent_id)
+    for row in hierarchy.itertuples():
+        node = int(row.parent_id)
+        ids.append(f"n{node}")
+        parents.append(f"n{parent_of[node]}" if node in parent_of else "")
+        names.append(esc(_short(row.parent_label, 30)))
+        values.append(int(sum(sizes.get(t, 0) for t in row.topics)))
+    for row in real.itertuples():
+        ids.append(f"n{row.topic_id}")
+        parents.append(f"n{parent_of[row.topic_id]}" if row.topic_id in parent_of else "")
+        names.append(esc(_short(f"{row.topic_id}: {row.label}", 30)))
+        values.append(int(row.size))
+    fig = go.Figure(
+        go.Sunburst(ids=ids, parents=parents, labels=names, values=values, branchvalues="total")
+    )
+    fig.update_layout(height=600, margin={"l": 0, "r": 0, "t": 10, "b": 0})
+    return fig
+
+
+def intertopic_map(topics: pd.DataFrame) -> go.Figure:
+    """Topics as circles sized by papers, placed so distance follows embedding dissimilarity."""
+    real = topics[topics["topic_id"] != OUTLIER]
+    fig = go.Figure(
+        go.Scatter(
+            x=real["dist_x"],
+            y=real["dist_y"],
+            mode="markers+text",
+            text=[str(t) for t in real["topic_id"]],
+            marker={
+                "size": 8 + 40 * np.sqrt(real["size"] / max(real["size"].max(), 1)),
+                "color": [topic_color(t) for t in real["topic_id"]],
+                "opacity": 0.6,
+            },
+            hovertext=[
+                esc(f"{t}: {lbl} ({s} papers)")
+                for t, lbl, s in zip(real["topic_id"], real["label"], real["size"], strict=True)
+            ],
+            hoverinfo="text",
+        )
+    )
+    fig.update_layout(
+        height=500,
+        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+    )
+    return fig
+
+
+def similarity_heatmap(similarity: np.ndarray, topics: pd.DataFrame) -> go.Figure:
+    real = topics[topics["topic_id"] != OUTLIER].sort_values("topic_id")
+    names = [
+        esc(f"{t}: {_short(lbl, 25)}")
+        for t, lbl in zip(real["topic_id"], real["label"], strict=True)
+    ]
+    fig = go.Figure(
+        go.Heatmap(z=similarity, x=names, y=names, colorscale="Viridis", zmin=0, zmax=1)
+    )
+    fig.update_layout(height=600, margin={"l": 0, "r": 0, "t": 10, "b": 0})
+    return fig

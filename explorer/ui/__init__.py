@@ -1,0 +1,1 @@
+"""The only package besides pages/ that imports streamlit: cached loaders, state keys, widgets."""

@@ -1,0 +1,142 @@
+"""Widgets shared by several pages. Filter widgets are bound to the URL, so the
+address bar always reproduces the view."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from explorer.store import OUTLIER, Filters
+from explorer.ui import state
+from explorer.ui.data import RunData
+
+
+def _topic_name(data: RunData):
+    labels = dict(zip(data.topics["topic_id"], data.topics["label"], strict=True))
+    return lambda t: f"{t}: {labels.get(t, '?')}"
+
+
+def filter_sidebar(data: RunData) -> Filters:
+    """The composable filters, in the sidebar; returns what they currently say."""
+    papers = data.papers
+    with st.sidebar:
+        st.subheader("Filters")
+        topic_ids = [int(t) for t in data.topics["topic_id"] if t != OUTLIER]
+        topics = st.multiselect(
+            "Topics",
+            topic_ids,
+            key=state.TOPICS,
+            bind="query-params",
+            format_func=_topic_name(data),
+        )
+        query = st.text_input(
+            "Search title, abstract, authors", key=state.QUERY, bind="query-params"
+        )
+        statuses = sorted(s for s in papers["status"].unique() if s)
+        chosen_status = (
+            st.multiselect("Status", statuses, key=state.STATUS, bind="query-params")
+            if statuses
+            else []
+        )
+        venues = sorted(v for v in papers["venue"].unique() if v)
+        chosen_venues = (
+            st.multiselect("Venue", venues, key=state.VENUE, bind="query-params")
+            if len(venues) > 1
+            else []
+        )
+        years = sorted(int(y) for y in papers["year"].dropna().unique())
+        year_range = None
+        if len(years) > 1:
+            year_range = st.slider(
+                "Years",
+                years[0],
+                years[-1],
+                (years[0], years[-1]),
+                key=state.YEARS,
+                bind="query-params",
+            )
+        min_probability = st.slider(
+            "Minimum topic probability",
+            0.0,
+            1.0,
+            0.0,
+            0.05,
+            key=state.MIN_PROBABILITY,
+            bind="query-params",
+        )
+        hide = st.checkbox("Hide outliers", key=state.HIDE_OUTLIERS, bind="query-params")
+    return Filters(
+        topics=tuple(topics),
+        statuses=tuple(chosen_status),
+        venues=tuple(chosen_venues),
+        years=tuple(year_range) if year_range else None,
+        query=query or "",
+        min_probability=float(min_probability),
+        show_outliers=not hide,
+    )
+
+
+def paper_table(papers: pd.DataFrame, *, corpus: str, key: str, height: int = 400) -> None:
+    """Papers as a table (text only, never HTML) with a link to each paper's detail."""
+    table = papers.loc[
+        :, ["paper_id", "title", "authors", "venue", "year", "status", "topic_label", "probability"]
+    ].copy()
+    table.insert(0, "open", [detail_link(p, corpus) for p in table["paper_id"]])
+    st.dataframe(
+        table,
+        key=key,
+        height=height,
+        hide_index=True,
+        column_config={
+            "open": st.column_config.LinkColumn("", display_text="open", width="small"),
+            "probability": st.column_config.NumberColumn(format="%.2f"),
+            "year": st.column_config.NumberColumn(format="%d"),
+        },
+    )
+
+
+def query_select(
+    label: str,
+    options: list,
+    param: str,
+    *,
+    format_func=str,
+    placeholder: str = "",
+    first_by_default: bool = False,
+) -> object:
+    """A selectbox whose value lives in the URL as `?param=<raw option>` (e.g. ?paper=<id>).
+
+    Streamlit's bind="query-params" puts the *formatted* option in the URL (a title),
+    which makes poor deep links; this keeps the raw id there. A value in the URL that
+    is not an option is ignored with a notice.
+    """
+    requested = st.query_params.get(param)
+    by_text = {str(o): i for i, o in enumerate(options)}
+    index = (
+        by_text.get(requested)
+        if requested is not None
+        else (0 if first_by_default and options else None)
+    )
+    if requested is not None and index is None:
+        st.warning(f"Ignoring ?{param}={requested[:60]}: it is not in this corpus.")
+    choice = st.selectbox(
+        label,
+        options,
+        index=index,
+        format_func=format_func,
+        key=f"{param}_pick",
+        placeholder=placeholder,
+    )
+    if choice is None:
+        if param in st.query_params:
+            del st.query_params[param]
+    elif st.query_params.get(param) != str(choice):
+        st.query_params[param] = str(choice)
+    return choice
+
+
+def detail_link(paper_id: str, corpus: str) -> str:
+    """Relative link that opens a paper's detail (keeps the corpus, so it works when shared)."""
+    from urllib.parse import urlencode
+
+    return "./papers?" + urlencode({state.CORPUS: corpus, state.PAPER: paper_id})

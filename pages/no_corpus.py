@@ -1,0 +1,11 @@
+"""Shown when nothing is built yet: the exact command that builds the default corpus."""
+
+import streamlit as st
+
+from explorer.ui.data import cache_dir
+
+st.title("Topic Explorer")
+st.info(f"No corpus is built under `{cache_dir()}` yet.")
+st.markdown("Build the shipped ICML 2025 sample (about a minute), then reload this page:")
+st.code("explorer build data/icml2025 --name icml2025", language="bash")
+st.markdown("Or build your own list: `explorer build PATH... --name NAME` (see the README).")

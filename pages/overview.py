@@ -1,0 +1,81 @@
+"""The corpus at a glance: counts, status mix, topic sizes, top keywords, how it was built."""
+
+import pandas as pd
+import streamlit as st
+
+from explorer import charts
+from explorer.ui.data import current
+
+data = current()
+m = data.manifest
+counts = m["counts"]
+papers = data.papers
+
+st.title(f"Overview: {data.corpus}")
+cols = st.columns(4)
+cols[0].metric("Papers", f"{counts['papers']:,}")
+cols[1].metric("Topics", counts["topics"])
+cols[2].metric("Outliers", f"{counts['outlier_share']:.1%}")
+years = counts["years"]
+cols[3].metric(
+    "Years", f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "—")
+)
+for message in m.get("messages", []):
+    st.warning(message)
+
+left, right = st.columns([3, 2])
+with left:
+    st.subheader("Topic sizes")
+    st.caption("Click a bar to open that topic.")
+    event = st.plotly_chart(
+        charts.topic_sizes(data.topics), on_select="rerun", selection_mode="points", key="sizes"
+    )
+    points = event.selection.points if event else []
+    if points:
+        topic = int(points[0]["customdata"][0])
+        st.query_params.clear()
+        st.switch_page("pages/topics.py", query_params={"topic": str(topic), "corpus": data.corpus})
+with right:
+    status = (
+        papers["status"]
+        .replace("", "(none)")
+        .value_counts()
+        .rename_axis("status")
+        .reset_index(name="papers")
+    )
+    if len(status) > 1 or status["status"].iloc[0] != "(none)":
+        st.subheader("Status mix")
+        st.dataframe(status, hide_index=True)
+    venues = (
+        papers["venue"]
+        .replace("", "(none)")
+        .value_counts()
+        .rename_axis("venue")
+        .reset_index(name="papers")
+    )
+    st.subheader("Venues")
+    st.dataframe(venues, hide_index=True)
+    st.subheader("Top keywords")
+    top = data.vocab.nlargest(20, "df")[["term", "df"]].rename(columns={"df": "papers"})
+    st.dataframe(top, hide_index=True)
+
+st.subheader("How this corpus was built")
+config = m["config"]
+st.dataframe(
+    pd.DataFrame(
+        {
+            "setting": ["run", "built", "embedding model", "papers skipped", "duplicates merged"]
+            + list(config["params"]),
+            "value": [
+                data.run_id,
+                m["created_at"],
+                config["embedding_model_id"],
+                counts["skipped"],
+                counts["merged"],
+            ]
+            + [str(v) for v in config["params"].values()],
+        }
+    ).astype(str),
+    hide_index=True,
+)
+st.caption("Seconds per stage: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()))

@@ -1,0 +1,68 @@
+"""Papers: the filtered table and one paper in detail (deep link: ?paper=<paper_id>)."""
+
+import pandas as pd
+import streamlit as st
+
+from explorer.store import export_frame, filter_papers
+from explorer.ui import state
+from explorer.ui.data import current
+from explorer.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
+
+data = current()
+filters = filter_sidebar(data)
+shown = filter_papers(data.papers, filters)
+by_id = data.papers.set_index("paper_id")
+
+st.title("Papers")
+ids = data.papers["paper_id"].tolist()
+titles = dict(zip(data.papers["paper_id"], data.papers["title"], strict=True))
+paper_id = query_select(
+    "Paper",
+    ids,
+    state.PAPER,
+    format_func=lambda p: titles[p][:120],
+    placeholder="Pick a paper to see its details",
+)
+
+if paper_id:
+    paper = by_id.loc[paper_id]
+    st.subheader(paper["title"], anchor=False)
+    if paper["title_derived"]:
+        st.caption("Title derived from the abstract's first sentence (the source has no titles).")
+    st.text(paper["authors"] or "(authors unknown)")
+    year = "" if pd.isna(paper["year"]) else int(paper["year"])
+    st.text(
+        " · ".join(
+            str(v) for v in (paper["venue"], year, paper["status"], paper["track"]) if v != ""
+        )
+    )
+    for label, url in (("Paper", paper["url"]), ("Code", paper["code_url"])):
+        if str(url).startswith(("https://", "http://")):
+            st.link_button(label, url)
+    st.text(paper["abstract"])
+    st.markdown(f"**Topic:** {paper['topic_id']} · probability {paper['probability']:.2f}")
+    st.text(paper["topic_label"])
+    dist = data.doc_topics[data.doc_topics["paper_id"] == paper_id].merge(
+        data.topics[["topic_id", "label"]], on="topic_id"
+    )
+    st.dataframe(dist[["rank", "topic_id", "label", "score"]], hide_index=True)
+    similar = data.neighbors[data.neighbors["paper_id"] == paper_id].merge(
+        data.papers, left_on="neighbor_id", right_on="paper_id", suffixes=("_q", "")
+    )
+    st.markdown("**Most similar papers**")
+    similar = similar.assign(open=[detail_link(p, data.corpus) for p in similar["neighbor_id"]])
+    st.dataframe(
+        similar[["open", "similarity", "title", "venue", "year", "topic_label"]],
+        hide_index=True,
+        column_config={"open": st.column_config.LinkColumn("", display_text="open", width="small")},
+    )
+    st.divider()
+
+st.caption(f"{len(shown):,} of {len(data.papers):,} papers match the filters.")
+paper_table(shown, corpus=data.corpus, key="papers_table")
+st.download_button(
+    "Download these papers (CSV)",
+    export_frame(shown).to_csv(index=False),
+    file_name=f"{data.corpus}-papers.csv",
+    mime="text/csv",
+)

@@ -1,0 +1,62 @@
+"""The 2-D map: filters in the sidebar, box/lasso selection, and what the selection is about."""
+
+import streamlit as st
+
+from explorer import charts
+from explorer.store import contrast_keywords, filter_papers, selection_to_ids, topic_mix
+from explorer.ui.data import current
+from explorer.ui.widgets import filter_sidebar, paper_table
+
+data = current()
+filters = filter_sidebar(data)
+shown = filter_papers(data.papers, filters)
+
+st.title("Topic map")
+with st.sidebar:
+    show_labels = st.checkbox("Topic labels on the map", value=True)
+
+total = len(data.papers)
+st.caption(
+    f"{len(shown):,} of {total:,} papers shown. Drag to lasso-select (box in the toolbar); double-click to reset."
+)
+if shown.empty:
+    st.info("No paper matches these filters.")
+    st.stop()
+plotted = shown
+if len(shown) > charts.MAX_MAP_POINTS:
+    plotted = shown.sample(charts.MAX_MAP_POINTS, random_state=0)
+    st.warning(
+        f"Showing a random sample of {charts.MAX_MAP_POINTS:,} of {len(shown):,} papers to keep the map responsive."
+    )
+
+event = st.plotly_chart(
+    charts.topic_map(plotted, data.topics, show_labels=show_labels),
+    on_select="rerun",
+    selection_mode=("points", "box", "lasso"),
+    key="map",
+    config={"scrollZoom": True, "displaylogo": False},
+)
+selected_ids = selection_to_ids(event.selection.points if event else [], set(plotted["paper_id"]))
+
+if selected_ids:
+    selected = shown[shown["paper_id"].isin(selected_ids)]
+    st.subheader(f"Selection: {len(selected):,} papers")
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Topic mix**")
+        st.dataframe(
+            topic_mix(selected, data.topics),
+            hide_index=True,
+            column_config={"share": st.column_config.NumberColumn(format="%.0%%")},
+        )
+    with right:
+        st.markdown("**Keywords that set the selection apart**")
+        rows = data.row_of(selected["paper_id"])
+        st.dataframe(
+            contrast_keywords(data.doc_terms_indptr, data.doc_terms_indices, data.vocab, rows),
+            hide_index=True,
+        )
+    paper_table(selected, corpus=data.corpus, key="selected_papers")
+else:
+    st.subheader("Papers")
+    paper_table(shown, corpus=data.corpus, key="shown_papers")

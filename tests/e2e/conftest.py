@@ -1,0 +1,114 @@
+"""A real `streamlit run app.py` on a free localhost port, and Debian's chromium via Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(
+                f"{CHROMIUM} is missing in CI: `make test` installs it (apt-get install chromium)"
+            )
+        pytest.skip(f"{CHROMIUM} not installed (make test installs it when run as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def server(seed_cache):
+    """Base URL of a streamlit server serving the seed build; stopped at the end."""
+    port = _free_port()
+    env = {**os.environ, "EXPLORER_CACHE_DIR": str(seed_cache)}
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not become healthy: " + proc.stderr.read().decode()[-2000:])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.dialogs = dialogs
+    yield page
+    context.close()
+
+
+def wait_for_app(page, timeout: float = 60_000) -> None:
+    """Until the script has finished running (no 'running' status widget)."""
+    page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout)
+    page.wait_for_selector("h1", timeout=timeout)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout
+    )
+    page.wait_for_timeout(800)
+
+
+def no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
+        '[data-testid="stException"]'
+    ).first.inner_text()
+
+
+__all__ = ["ARTIFACTS", "no_exception", "shutil", "wait_for_app"]

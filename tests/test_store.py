@@ -1,0 +1,80 @@
+import numpy as np
+import pandas as pd
+
+from explorer.store import (
+    Filters,
+    contrast_keywords,
+    filter_papers,
+    selection_to_ids,
+    term_document_frequency,
+    topic_mix,
+)
+
+
+def papers():
+    return pd.DataFrame(
+        {
+            "paper_id": ["a", "b", "c", "d"],
+            "title": ["Graph nets", "Bandits", "Graph <b>kernels</b>", "Noise"],
+            "abstract": ["We study graphs.", "Regret bounds.", "Kernels on graphs.", "Other."],
+            "authors": ["Ann Lee", "Bo Li", "Ann Lee; Cy Dee", ""],
+            "venue": ["ICML", "ICML", "NeurIPS", "NeurIPS"],
+            "year": pd.array([2019, 2020, 2020, None], dtype="Int64"),
+            "status": ["Oral", "Poster", "Poster", ""],
+            "topic_id": [0, 1, 0, -1],
+            "probability": [0.9, 0.5, 0.7, 0.0],
+        }
+    )
+
+
+def ids(frame):
+    return frame["paper_id"].tolist()
+
+
+def test_filters_compose():
+    p = papers()
+    assert ids(filter_papers(p, Filters())) == ["a", "b", "c", "d"]
+    assert ids(filter_papers(p, Filters(topics=(0,)))) == ["a", "c"]
+    assert ids(filter_papers(p, Filters(topics=(0,), statuses=("Poster",)))) == ["c"]
+    assert ids(filter_papers(p, Filters(years=(2020, 2020)))) == ["b", "c"]
+    assert ids(filter_papers(p, Filters(show_outliers=False, min_probability=0.6))) == ["a", "c"]
+    assert ids(filter_papers(p, Filters(query="ann GRAPH"))) == ["a", "c"]
+    assert ids(filter_papers(p, Filters(query="<b>"))) == ["c"]  # literal, not a regex or markup
+    assert ids(filter_papers(p, Filters(venues=("NeurIPS",), query="kernels"))) == ["c"]
+
+
+def test_selection_to_ids_reads_customdata_and_drops_hidden():
+    points = [
+        {"customdata": ["b"], "point_index": 1},
+        {"customdata": "a"},
+        {"customdata": ["b"]},
+        {"point_index": 7},
+        {"customdata": [12]},
+    ]
+    assert selection_to_ids(points) == ["b", "a"]
+    assert selection_to_ids(points, visible_ids={"a"}) == ["a"]
+    assert selection_to_ids([]) == []
+
+
+def test_topic_mix_counts_and_shares():
+    topics = pd.DataFrame({"topic_id": [-1, 0, 1], "label": ["Outliers", "graphs", "bandits"]})
+    mix = topic_mix(papers(), topics)
+    assert mix[["topic_id", "papers"]].values.tolist() == [[0, 2], [-1, 1], [1, 1]]
+    assert mix["share"].sum() == 1.0
+
+
+def test_term_df_and_contrast_keywords():
+    # 4 docs x 3 terms: "graph" in docs 0, 2; "regret" in 1; "the" in all.
+    rows = [[0, 2], [1, 2], [0, 2], [2]]
+    indptr = np.cumsum([0] + [len(r) for r in rows])
+    indices = np.array([t for r in rows for t in r])
+    vocab = pd.DataFrame({"term": ["graph", "regret", "the"], "df": [2, 1, 4]})
+    assert term_document_frequency(indptr, indices, np.array([0, 2]), 3).tolist() == [2, 0, 2]
+    assert term_document_frequency(indptr, indices, np.array([], dtype=int), 3).tolist() == [
+        0,
+        0,
+        0,
+    ]
+    top = contrast_keywords(indptr, indices, vocab, np.array([0, 2]))
+    assert top["term"].tolist()[0] == "graph"
+    assert "regret" not in top["term"].tolist()
