@@ -15,6 +15,9 @@ OUTLIER_COLOR = "#b8b8b8"
 _PALETTE = qualitative.Dark24 + qualitative.Light24 + qualitative.Alphabet
 # WebGL keeps tens of thousands of points interactive; above this, the page samples.
 MAX_MAP_POINTS = 50_000
+# More centroid labels than this overlap into an unreadable blot at conference scale;
+# the legend and hover name every topic anyway.
+MAX_MAP_LABELS = 20
 
 
 def esc(value: object) -> str:
@@ -66,7 +69,9 @@ def topic_map(
             )
         )
     if show_labels:
-        shown = topics[(topics["topic_id"] != OUTLIER) & topics["topic_id"].isin(order)]
+        shown = topics[(topics["topic_id"] != OUTLIER) & topics["topic_id"].isin(order)].nlargest(
+            MAX_MAP_LABELS, "size"
+        )
         for row in shown.itertuples():
             fig.add_annotation(
                 x=row.map_x, y=row.map_y, text=esc(_short(row.label, 40)), showarrow=False,

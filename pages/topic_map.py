@@ -47,7 +47,7 @@ if selected_ids:
         st.dataframe(
             topic_mix(selected, data.topics),
             hide_index=True,
-            column_config={"share": st.column_config.NumberColumn(format="%.0%%")},
+            column_config={"share": st.column_config.NumberColumn(format="percent")},
         )
     with right:
         st.markdown("**Keywords that set the selection apart**")

@@ -17,7 +17,7 @@ st.title("Topics")
 st.dataframe(
     topic_table(topics),
     hide_index=True,
-    column_config={"share": st.column_config.NumberColumn(format="%.1%%")},
+    column_config={"share": st.column_config.NumberColumn(format="percent")},
     height=300,
 )
 st.download_button(
