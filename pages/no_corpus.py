@@ -3,6 +3,9 @@
 import streamlit as st
 
 from explorer.ui.data import cache_dir
+from explorer.ui.router import ensure_router
+
+ensure_router()
 
 st.title("Topic Explorer")
 st.info(f"No corpus is built under `{cache_dir()}` yet.")

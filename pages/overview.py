@@ -5,6 +5,9 @@ import streamlit as st
 
 from explorer import charts
 from explorer.ui.data import current
+from explorer.ui.router import ensure_router
+
+ensure_router()
 
 data = current()
 m = data.manifest

@@ -6,7 +6,10 @@ import streamlit as st
 from explorer.store import export_frame, filter_papers
 from explorer.ui import state
 from explorer.ui.data import current
+from explorer.ui.router import ensure_router
 from explorer.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
+
+ensure_router()
 
 data = current()
 filters = filter_sidebar(data)

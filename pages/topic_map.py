@@ -5,7 +5,10 @@ import streamlit as st
 from explorer import charts
 from explorer.store import contrast_keywords, filter_papers, selection_to_ids, topic_mix
 from explorer.ui.data import current
+from explorer.ui.router import ensure_router
 from explorer.ui.widgets import filter_sidebar, paper_table
+
+ensure_router()
 
 data = current()
 filters = filter_sidebar(data)

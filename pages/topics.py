@@ -6,7 +6,10 @@ from explorer import charts
 from explorer.store import OUTLIER, topic_table
 from explorer.ui import state
 from explorer.ui.data import current
+from explorer.ui.router import ensure_router
 from explorer.ui.widgets import paper_table, query_select
+
+ensure_router()
 
 data = current()
 topics = data.topics

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -50,11 +49,10 @@ def browser():
         browser.close()
 
 
-@pytest.fixture(scope="session")
-def server(seed_cache):
-    """Base URL of a streamlit server serving the seed build; stopped at the end."""
+def start_server(cache: Path) -> tuple[subprocess.Popen, str]:
+    """`streamlit run app.py` on a free loopback port, once healthy."""
     port = _free_port()
-    env = {**os.environ, "EXPLORER_CACHE_DIR": str(seed_cache)}
+    env = {**os.environ, "EXPLORER_CACHE_DIR": str(cache)}
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
@@ -76,12 +74,31 @@ def server(seed_cache):
         proc.kill()
         pytest.fail("streamlit did not become healthy: " + proc.stderr.read().decode()[-2000:])
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    yield url
+    return proc, url
+
+
+def stop_server(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="session")
+def server(seed_cache):
+    """Base URL of a streamlit server serving the seed build, shared by the session."""
+    proc, url = start_server(seed_cache)
+    yield url
+    stop_server(proc)
+
+
+@pytest.fixture
+def fresh_server(seed_cache):
+    """A server no session has visited yet (what a shared link meets after a restart)."""
+    proc, url = start_server(seed_cache)
+    yield url
+    stop_server(proc)
 
 
 @pytest.fixture
@@ -109,6 +126,3 @@ def no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
         '[data-testid="stException"]'
     ).first.inner_text()
-
-
-__all__ = ["ARTIFACTS", "no_exception", "shutil", "wait_for_app"]

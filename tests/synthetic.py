@@ -1,0 +1,170 @@
+"""A schema-true run of any size written without a model: for scale tests and viewer benchmarks.
+
+Papers sit in Gaussian blobs (one per topic) on the map; every table and array the
+viewer reads is present and consistent, and the manifest carries the real inventory.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import csr_matrix
+
+from explorer import artifacts, summarise
+
+WORDS = [f"term{i}" for i in range(2000)]
+
+
+def write_synthetic_run(
+    cache: Path, name: str, n_papers: int, *, n_topics: int = 60, seed: int = 0
+) -> Path:
+    """Write `cache/name/<run_id>/` and the `latest` pointer; returns the run directory."""
+    rng = np.random.default_rng(seed)
+    topic_of = np.minimum(rng.zipf(1.6, n_papers) - 1, n_topics - 1)
+    topic_of[rng.random(n_papers) < 0.05] = -1
+    centres = rng.normal(scale=10, size=(n_topics, 2))
+    coords = centres[np.maximum(topic_of, 0)] + rng.normal(size=(n_papers, 2))
+    years = rng.integers(2013, 2020, n_papers)
+    ids = [f"syn-{i}" for i in range(n_papers)]
+    labels = [f"topic {t} words" for t in range(n_topics)]
+    papers = pd.DataFrame(
+        {
+            "paper_id": ids,
+            "title": [f"Synthetic paper {i} on topic {t}" for i, t in enumerate(topic_of)],
+            "abstract": [
+                f"Abstract {i} about term{t} and term{t + 1}." for i, t in enumerate(topic_of)
+            ],
+            "title_derived": False,
+            "authors": "A. Author; B. Author",
+            "venue": rng.choice(["ICML", "NeurIPS"], n_papers),
+            "year": pd.array(years, dtype="Int64"),
+            "status": rng.choice(["Poster", "Spotlight", "Oral"], n_papers, p=[0.8, 0.15, 0.05]),
+            "track": "main",
+            "url": "",
+            "code_url": "",
+            "source_file": "synthetic",
+            "topic_id": topic_of,
+            "topic_label": ["Outliers" if t < 0 else labels[t] for t in topic_of],
+            "probability": rng.random(n_papers).astype(np.float32),
+            "x": coords[:, 0],
+            "y": coords[:, 1],
+        }
+    )
+    present = sorted(set(topic_of.tolist()) - {-1})
+    sizes = papers["topic_id"].value_counts()
+    topics = pd.DataFrame(
+        {
+            "topic_id": present + [-1],
+            "label": [labels[t] for t in present] + ["Outliers"],
+            "size": [int(sizes.get(t, 0)) for t in present + [-1]],
+            "share": [float(sizes.get(t, 0)) / n_papers for t in present + [-1]],
+            "keywords": [[f"term{t}", f"term{t + 1}"] for t in present] + [[]],
+            "keyword_weights": [[0.6, 0.4] for _ in present] + [[]],
+            "representative_ids": [[ids[int(np.flatnonzero(topic_of == t)[0])]] for t in present]
+            + [[]],
+            "parent_id": pd.array([None] * (len(present) + 1), dtype="Int64"),
+            "map_x": [float(centres[t, 0]) for t in present] + [0.0],
+            "map_y": [float(centres[t, 1]) for t in present] + [0.0],
+            "dist_x": [float(centres[t, 0]) for t in present] + [None],
+            "dist_y": [float(centres[t, 1]) for t in present] + [None],
+        }
+    )
+    doc_topics = pd.DataFrame(
+        {
+            "paper_id": ids,
+            "rank": 1,
+            "topic_id": np.maximum(topic_of, 0),
+            "score": papers["probability"],
+        }
+    )
+    neighbors = pd.DataFrame(
+        {
+            "paper_id": np.repeat(ids, 10),
+            "rank": np.tile(np.arange(1, 11), n_papers),
+            "neighbor_id": np.asarray(ids, dtype=object)[
+                (np.arange(n_papers)[:, None] + np.arange(1, 11)) % n_papers
+            ].ravel(),
+            "similarity": np.float32(0.5),
+        }
+    )
+    terms = np.sort(rng.integers(0, len(WORDS), size=(n_papers, 12)), axis=1)
+    matrix = csr_matrix(
+        (np.ones(terms.size, dtype=np.int32), terms.ravel(), np.arange(0, terms.size + 1, 12)),
+        shape=(n_papers, len(WORDS)),
+    )
+    matrix.sum_duplicates()
+    matrix.data[:] = 1
+    vocabulary = np.asarray(WORDS, dtype=object)
+    vocab = pd.DataFrame(
+        {
+            "term_id": np.arange(len(WORDS), dtype=np.int32),
+            "term": vocabulary,
+            "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
+        }
+    )
+    tables = {
+        "papers": papers,
+        "topics": topics,
+        "doc_topics": doc_topics,
+        "neighbors": neighbors,
+        "hierarchy": summarise.hierarchy_table(None, [], 1),
+        "keywords": summarise.keyword_stats(matrix, vocabulary, papers),
+        "topic_stats": summarise.topic_stats(papers),
+        "vocab": vocab,
+    }
+    run_id = f"synthetic{n_papers}"
+    corpus_dir = Path(cache) / name
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=corpus_dir, prefix=".tmp-"))
+    for table, frame in tables.items():
+        artifacts.write_table(tmp, table, frame)
+    centroid_sim = np.eye(len(present), dtype=np.float32)
+    artifacts.write_array(tmp, "topic_similarity", centroid_sim)
+    artifacts.write_array(tmp, "doc_terms_indptr", matrix.indptr.astype(np.int64))
+    artifacts.write_array(tmp, "doc_terms_indices", matrix.indices.astype(np.int32))
+    manifest = {
+        "schema_version": artifacts.SCHEMA_VERSION,
+        "corpus": name,
+        "run_id": run_id,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config": {
+            "embedding_model": "synthetic",
+            "embedding_model_id": "synthetic",
+            "seed": seed,
+            "min_topic_size": None,
+            "params": {},
+            "read_options": {},
+        },
+        "inputs": [],
+        "counts": {
+            "papers": n_papers,
+            "skipped": 0,
+            "merged": 0,
+            "topics": len(present),
+            "outliers": int((topic_of == -1).sum()),
+            "outlier_share": float((topic_of == -1).mean()),
+            "clustered_share": 0.95,
+            "outlier_threshold": 0.5,
+            "embedded_new": 0,
+            "embedded_cached": n_papers,
+            "vocabulary": len(WORDS),
+            "years": sorted(set(years.tolist())),
+            "venues": ["ICML", "NeurIPS"],
+        },  # fmt: skip
+        "skipped_examples": [],
+        "merged_examples": [],
+        "messages": [],
+        "timings": {},
+        "versions": {},
+        "files": artifacts.file_inventory(tmp),
+    }
+    artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest))
+    final = corpus_dir / run_id
+    tmp.replace(final)
+    artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
+    return final
