@@ -4,6 +4,7 @@ import streamlit as st
 
 from explorer.ui import state
 from explorer.ui.data import corpora, headline
+from explorer.ui.widgets import share_box
 
 st.set_page_config(page_title="Topic Explorer", page_icon="🗺️", layout="wide")
 
@@ -13,6 +14,7 @@ if names:
         st.Page("pages/overview.py", title="Overview", icon="📊", default=True),
         st.Page("pages/topic_map.py", title="Topic map", icon="🗺️"),
         st.Page("pages/topics.py", title="Topics", icon="🧩"),
+        st.Page("pages/trends.py", title="Trends", icon="📈"),
         st.Page("pages/papers.py", title="Papers", icon="📄"),
     ]
     with st.sidebar:
@@ -21,4 +23,11 @@ if names:
 else:
     pages = [st.Page("pages/no_corpus.py", title="Get started", icon="🚀", default=True)]
 
-st.navigation(pages).run()
+page = st.navigation(pages)
+link_slot = st.sidebar.container()
+try:
+    page.run()
+finally:
+    # After the page ran (even if it stopped early), so the link includes what it set.
+    if names:
+        share_box(page.url_path, link_slot)

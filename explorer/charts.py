@@ -189,3 +189,105 @@ def similarity_heatmap(similarity: np.ndarray, topics: pd.DataFrame) -> go.Figur
     )
     fig.update_layout(height=600, margin={"l": 0, "r": 0, "t": 10, "b": 0})
     return fig
+
+
+def trend_lines(
+    trend: pd.DataFrame, *, series: str, value_col: str = "share", title: str = ""
+) -> go.Figure:
+    """One line per term/topic over the class values (years), every year present marked."""
+    fig = go.Figure()
+    for name, part in trend.groupby(series, sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=part["value"],
+                y=part[value_col],
+                mode="lines+markers",
+                name=esc(name),
+                customdata=part[["papers", "class_papers"]].to_numpy(),
+                hovertemplate="%{x}: %{customdata[0]} of %{customdata[1]} papers<extra>"
+                + esc(name)
+                + "</extra>",
+            )
+        )
+    fig.update_layout(
+        height=420,
+        margin={"l": 0, "r": 0, "t": 30, "b": 0},
+        title=esc(title),
+        xaxis={"type": "category", "title": "year"},
+        yaxis={
+            "tickformat": ".0%" if value_col == "share" else "d",
+            "title": "share of papers" if value_col == "share" else "papers",
+        },
+    )
+    return fig
+
+
+def class_bars(trend: pd.DataFrame, *, series: str, dimension: str) -> go.Figure:
+    """Share of each class's papers that use a term / fall in a topic, grouped by class."""
+    fig = go.Figure()
+    for name, part in trend.groupby(series, sort=False):
+        fig.add_trace(
+            go.Bar(
+                x=part["value"].map(esc),
+                y=part["share"],
+                name=esc(name),
+                customdata=part[["papers", "class_papers"]].to_numpy(),
+                hovertemplate="%{x}: %{customdata[0]} of %{customdata[1]} papers<extra>"
+                + esc(name)
+                + "</extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        height=400,
+        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        xaxis_title=dimension,
+        yaxis={"tickformat": ".0%", "title": "share of papers"},
+    )
+    return fig
+
+
+def rising_falling(ranked: pd.DataFrame, n: int = 15) -> go.Figure:
+    """The n most rising and n most falling terms as a diverging bar chart of z-scores."""
+    picked = pd.concat([ranked.head(n), ranked.tail(n)]).drop_duplicates("term").sort_values("z")
+    fig = go.Figure(
+        go.Bar(
+            x=picked["z"],
+            y=picked["term"].map(esc),
+            orientation="h",
+            marker_color=["#2a9d8f" if z > 0 else "#e76f51" for z in picked["z"]],
+            hovertemplate="%{y}: z = %{x:.1f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=max(350, 18 * len(picked)),
+        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        xaxis_title="z-score of the log-odds ratio (right: more in the second)",
+    )
+    return fig
+
+
+def topic_area(trend: pd.DataFrame) -> go.Figure:
+    """Topics over time: each topic's share of the year's papers, stacked."""
+    fig = go.Figure()
+    for topic_id, part in trend.groupby("topic_id", sort=True):
+        fig.add_trace(
+            go.Scatter(
+                x=part["value"],
+                y=part["share"],
+                name=esc(part["label"].iloc[0][:40]),
+                stackgroup="topics",
+                mode="lines",
+                line={"width": 0.5, "color": topic_color(int(topic_id))},
+                hovertemplate="%{x}: %{y:.1%}<extra>"
+                + esc(part["label"].iloc[0][:60])
+                + "</extra>",
+            )
+        )
+    fig.update_layout(
+        height=520,
+        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        xaxis={"type": "category", "title": "year"},
+        yaxis={"tickformat": ".0%", "title": "share of the year's papers"},
+    )
+    return fig

@@ -156,3 +156,108 @@ def topic_table(topics: pd.DataFrame) -> pd.DataFrame:
     ].copy()
     table["keywords"] = [", ".join(k) for k in table["keywords"]]
     return table.reset_index(drop=True)
+
+
+# --- keyword and topic trends ----------------------------------------------------------
+
+
+def class_values(keywords: pd.DataFrame, dimension: str) -> list[str]:
+    """The values (years, statuses, venues...) a dimension takes in this corpus, in order."""
+    values = keywords.loc[keywords["dimension"] == dimension, "value"].unique().tolist()
+    return sorted(values, key=lambda v: (int(v) if v.isdigit() else 0, v))
+
+
+def group_sizes(keywords: pd.DataFrame, dimension: str) -> pd.Series:
+    """Papers per value of a dimension (the denominator of every share)."""
+    rows = keywords[keywords["dimension"] == dimension]
+    return rows.groupby("value")["n_docs"].first()
+
+
+def keyword_trend(keywords: pd.DataFrame, terms: list[str], dimension: str) -> pd.DataFrame:
+    """Per term and class value: papers using the term, papers in the class, and the share.
+
+    Every value of the dimension appears for every term (0 where the term is absent),
+    so a chart's x axis shows all years present.
+    """
+    sizes = group_sizes(keywords, dimension)
+    rows = keywords[(keywords["dimension"] == dimension) & keywords["term"].isin(terms)]
+    grid = pd.MultiIndex.from_product([list(terms), list(sizes.index)], names=["term", "value"])
+    counts = rows.set_index(["term", "value"])["df"].reindex(grid, fill_value=0)
+    out = counts.rename("papers").reset_index()
+    out["class_papers"] = out["value"].map(sizes).astype(int)
+    out["share"] = out["papers"] / out["class_papers"].clip(lower=1)
+    order = {v: i for i, v in enumerate(class_values(keywords, dimension))}
+    return out.sort_values(
+        ["term", "value"], key=lambda c: c.map(order) if c.name == "value" else c, ignore_index=True
+    )
+
+
+def topic_trend(
+    topic_stats: pd.DataFrame,
+    topics: pd.DataFrame,
+    dimension: str,
+    topic_ids: list[int] | None = None,
+) -> pd.DataFrame:
+    """Per topic and class value: papers, class size and share (topics over time / per class)."""
+    rows = topic_stats[topic_stats["dimension"] == dimension]
+    sizes = rows.groupby("value")["count"].sum()
+    wanted = topic_ids if topic_ids else sorted(t for t in topics["topic_id"] if t != OUTLIER)
+    grid = pd.MultiIndex.from_product(
+        [list(wanted), list(sizes.index)], names=["topic_id", "value"]
+    )
+    counts = rows.set_index(["topic_id", "value"])["count"].reindex(grid, fill_value=0)
+    out = counts.rename("papers").reset_index()
+    out["class_papers"] = out["value"].map(sizes).astype(int)
+    out["share"] = out["papers"] / out["class_papers"].clip(lower=1)
+    labels = dict(zip(topics["topic_id"], topics["label"], strict=True))
+    out["label"] = [f"{t}: {labels.get(t, '')}" for t in out["topic_id"]]
+    return out
+
+
+def rising_terms(
+    keywords: pd.DataFrame,
+    vocab: pd.DataFrame,
+    dimension: str,
+    before: str,
+    after: str,
+    *,
+    prior: float = 1000.0,
+    min_papers: int = 3,
+) -> pd.DataFrame:
+    """Terms ranked by how much more (z > 0) or less (z < 0) `after` uses them than `before`.
+
+    Log-odds ratio with an informative Dirichlet prior (Monroe, Colaresi & Quinn 2008),
+    on document frequencies: the prior, proportional to each term's corpus frequency,
+    keeps rare terms from topping the list on a count of one or two.
+    """
+    rows = keywords[keywords["dimension"] == dimension]
+    a = rows[rows["value"] == before].set_index("term")["df"]
+    b = rows[rows["value"] == after].set_index("term")["df"]
+    n_a = int(
+        rows.loc[rows["value"] == before, "n_docs"].max() if (rows["value"] == before).any() else 0
+    )
+    n_b = int(
+        rows.loc[rows["value"] == after, "n_docs"].max() if (rows["value"] == after).any() else 0
+    )
+    terms = vocab.set_index("term")["df"]
+    y_a = a.reindex(terms.index, fill_value=0).to_numpy(dtype=float)
+    y_b = b.reindex(terms.index, fill_value=0).to_numpy(dtype=float)
+    alpha = prior * terms.to_numpy(dtype=float) / max(terms.sum(), 1)
+    total_a, total_b = y_a.sum(), y_b.sum()
+    delta = np.log((y_b + alpha) / (total_b + prior - y_b - alpha)) - np.log(
+        (y_a + alpha) / (total_a + prior - y_a - alpha)
+    )
+    z = delta / np.sqrt(1 / (y_a + alpha) + 1 / (y_b + alpha))
+    out = pd.DataFrame(
+        {
+            "term": terms.index,
+            "z": z,
+            f"papers_{before}": y_a.astype(int),
+            f"papers_{after}": y_b.astype(int),
+            f"share_{before}": y_a / max(n_a, 1),
+            f"share_{after}": y_b / max(n_b, 1),
+        }
+    )
+    out = out[(y_a + y_b) >= min_papers]
+    # Ties (a word and the phrase it always appears in) fall back to alphabetical order.
+    return out.sort_values(["z", "term"], ascending=[False, True], ignore_index=True)

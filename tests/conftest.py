@@ -36,3 +36,43 @@ def seed_run(seed_cache):
     from explorer.artifacts import open_run
 
     return open_run(seed_cache, "seed")
+
+
+HOSTILE_ABSTRACT = (
+    "We attack renderers <img src=x onerror=alert(1)> and <script>alert(3)</script> with "
+    "[a link](javascript:alert(4)) and stray $ signs, studying neural network robustness to "
+    "adversarial examples in image classification."
+)
+
+
+@pytest.fixture(scope="session")
+def hostile_cache(tmp_path_factory, seed_cache) -> Path:
+    """A real build of the seed abstracts plus two papers whose every field is hostile."""
+    import json
+    import shutil
+
+    from explorer.pipeline import BuildConfig, build
+    from explorer.sources import read_inputs
+
+    root = tmp_path_factory.mktemp("hostile")
+    rows = [
+        {"id": f"s{i}", "title": p.title, "abstract": p.abstract}
+        for i, p in enumerate(read_inputs([SEED_DIR]).papers)
+    ]
+    rows += [
+        {"id": "x1", "title": '<script>alert("title")</script> Hostile title', "abstract": HOSTILE_ABSTRACT,
+         "authors": "<img src=x onerror=alert(2)>; Eve", "status": "Oral"},
+        {"id": "x2", "title": "<b>Bold</b> [click](javascript:alert(5))", "abstract": HOSTILE_ABSTRACT + " Second copy.",
+         "authors": "Mallory", "status": "Poster"},
+    ]  # fmt: skip
+    source = root / "icml2025.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in rows))
+    cache = root / "cache"
+    shutil.copytree(seed_cache / "embeddings", cache / "embeddings")
+    build(
+        BuildConfig(name="hostile", inputs=(str(source),)),
+        cache_dir=cache,
+        progress=False,
+        log=lambda m: None,
+    )
+    return cache

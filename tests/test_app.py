@@ -118,3 +118,96 @@ def test_viewer_never_imports_the_modelling_stack(seed_cache):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "HEAVY=\n" in out.stdout + "\n", out.stdout
+
+
+@pytest.fixture(scope="session")
+def trend_cache(tmp_path_factory):
+    """A real two-year build: the seed abstracts split over 2019/2020 as paperlists JSON,
+    with a planted term ("zorblax") in 1 paper of 2019 and 12 of 2020."""
+    import json
+
+    from explorer.pipeline import BuildConfig, build
+    from explorer.sources import read_inputs
+    from tests.conftest import SEED_DIR
+
+    root = tmp_path_factory.mktemp("trend")
+    abstracts = [p.abstract for p in read_inputs([SEED_DIR]).papers]
+    for year, part in ((2019, abstracts[:19]), (2020, abstracts[19:])):
+        entries = []
+        for i, text in enumerate(part):
+            planted = (year == 2019 and i == 0) or (year == 2020 and i < 12)
+            entries.append(
+                {
+                    "id": str(i),
+                    "title": f"Paper {year}-{i}",
+                    "abstract": text + (" We use zorblax estimators." if planted else ""),
+                    "status": "Oral" if i % 4 == 0 else "Poster",
+                    "author": "A; B",
+                }
+            )
+        (root / f"icml{year}.json").write_text(json.dumps(entries))
+    cache = root / "cache"
+    build(
+        BuildConfig(
+            name="trend", inputs=(str(root / "icml2019.json"), str(root / "icml2020.json"))
+        ),
+        cache_dir=cache,
+        progress=False,
+        log=lambda m: None,
+    )
+    return cache
+
+
+def trends_app(trend_cache, monkeypatch, **params) -> AppTest:
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(trend_cache))
+    monkeypatch.chdir(ROOT)
+    from explorer.ui.data import load_run
+
+    load_run.clear()
+    return run_page(
+        AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT), "trends", **params
+    )
+
+
+def test_trend_numbers_equal_counts_from_the_papers(trend_cache, monkeypatch):
+    from explorer.artifacts import open_run
+
+    at = trends_app(trend_cache, monkeypatch, kw="zorblax")
+    assert at.multiselect(key="kw").value == ["zorblax"]
+    table = at.dataframe[0].value  # tabs: over time, across classes, rising, falling
+    assert list(table.columns) == ["term", "value", "papers", "class_papers", "share"]
+    papers = open_run(trend_cache, "trend").table("papers")
+    for year in (2019, 2020):
+        in_year = papers[papers["year"] == year]
+        direct = int(in_year["abstract"].str.contains("zorblax").sum())
+        row = table[(table["term"] == "zorblax") & (table["value"] == str(year))].iloc[0]
+        assert row["papers"] == direct and row["class_papers"] == len(in_year)
+    assert (table["papers"].tolist(), table["class_papers"].tolist()) == ([1, 12], [19, 19])
+
+
+def test_planted_rising_term_ranks_first(trend_cache, monkeypatch):
+    at = trends_app(trend_cache, monkeypatch)
+    rising = at.dataframe[2].value
+    assert rising.columns[:2].tolist() == ["term", "z"]
+    # The planted sentence "We use zorblax estimators." yields three tied n-grams on top.
+    assert set(rising["term"].head(3)) == {"zorblax", "zorblax estimators", "use zorblax"}
+    assert rising["z"].iloc[2] > rising["z"].iloc[3]
+    assert "zorblax" in at.multiselect(key="kw").value  # the default picks the top risers
+
+
+def test_class_comparison_normalises_by_class_size(trend_cache, monkeypatch):
+    from explorer.artifacts import open_run
+
+    at = trends_app(trend_cache, monkeypatch, kw="zorblax")
+    table = at.dataframe[1].value.set_index("value")
+    papers = open_run(trend_cache, "trend").table("papers")
+    for status in ("Oral", "Poster"):
+        group = papers[papers["status"] == status]
+        assert table.loc[status, "share"] == pytest.approx(
+            group["abstract"].str.contains("zorblax").mean()
+        )
+
+
+def test_single_year_corpus_hides_the_time_axis(app):
+    at = run_page(app, "trends")
+    assert any("single year (2025)" in i.value for i in at.info)

@@ -78,3 +78,59 @@ def test_term_df_and_contrast_keywords():
     top = contrast_keywords(indptr, indices, vocab, np.array([0, 2]))
     assert top["term"].tolist()[0] == "graph"
     assert "regret" not in top["term"].tolist()
+
+
+def keyword_table():
+    # 2019: 10 papers, 2020: 20 papers. "rising" 1 -> 15, "steady" 5 -> 10, "falling" 6 -> 1.
+    rows = [
+        ("year", "2019", "rising", 1, 10), ("year", "2019", "steady", 5, 10), ("year", "2019", "falling", 6, 10),
+        ("year", "2020", "rising", 15, 20), ("year", "2020", "steady", 10, 20), ("year", "2020", "falling", 1, 20),
+        ("status", "Oral", "rising", 4, 5), ("status", "Poster", "rising", 12, 25),
+    ]  # fmt: skip
+    keywords = pd.DataFrame(rows, columns=["dimension", "value", "term", "df", "n_docs"])
+    vocab = pd.DataFrame({"term": ["rising", "steady", "falling"], "df": [16, 15, 7]})
+    return keywords, vocab
+
+
+def test_keyword_trend_shares_and_zero_fill():
+    from explorer.store import keyword_trend
+
+    keywords, _ = keyword_table()
+    trend = keyword_trend(keywords, ["rising", "falling"], "year")
+    assert trend[["term", "value", "papers", "class_papers"]].values.tolist() == [
+        ["falling", "2019", 6, 10], ["falling", "2020", 1, 20], ["rising", "2019", 1, 10], ["rising", "2020", 15, 20],
+    ]  # fmt: skip
+    assert trend["share"].tolist() == [0.6, 0.05, 0.1, 0.75]
+    by_class = keyword_trend(keywords, ["rising"], "status")
+    assert dict(zip(by_class["value"], by_class["share"], strict=True)) == {
+        "Oral": 0.8,
+        "Poster": 0.48,
+    }
+
+
+def test_rising_terms_rank_the_planted_term_first_and_falling_last():
+    from explorer.store import rising_terms
+
+    keywords, vocab = keyword_table()
+    ranked = rising_terms(keywords, vocab, "year", "2019", "2020")
+    assert ranked["term"].tolist() == ["rising", "steady", "falling"]
+    assert ranked["z"].iloc[0] > 0 > ranked["z"].iloc[-1]
+    assert ranked["papers_2020"].iloc[0] == 15 and ranked["share_2019"].iloc[0] == 0.1
+
+
+def test_topic_trend_shares_per_year():
+    from explorer.store import topic_trend
+
+    stats = pd.DataFrame(
+        {
+            "dimension": "year",
+            "value": ["2019", "2019", "2020"],
+            "topic_id": [0, 1, 0],
+            "count": [3, 1, 4],
+        }
+    )
+    topics = pd.DataFrame({"topic_id": [-1, 0, 1], "label": ["Outliers", "a", "b"]})
+    trend = topic_trend(stats, topics, "year")
+    assert trend[["topic_id", "value", "papers", "share"]].values.tolist() == [
+        [0, "2019", 3, 0.75], [0, "2020", 4, 1.0], [1, "2019", 1, 0.25], [1, "2020", 0, 0.0],
+    ]  # fmt: skip

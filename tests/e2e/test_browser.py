@@ -51,9 +51,10 @@ def test_search_filter_narrows_the_table(server, page):
 def test_deep_link_on_a_fresh_server_goes_through_the_router(fresh_server, page):
     """The first request a restarted server sees is a shared link to a page, not '/'."""
     page.goto(f"{fresh_server}/topic_map?q=spiking")
+    # The page hands over to the router with one rerun; app.py's sidebar must then appear.
+    page.get_by_text("Corpus", exact=True).wait_for(timeout=30_000)
     wait_for_app(page)
     no_exception(page)
-    assert page.get_by_text("Corpus", exact=True).count() == 1  # app.py's sidebar ran
     caption = page.get_by_text("papers shown").first.inner_text()
     assert 0 < int(caption.split(" of ")[0]) < 38
 
@@ -76,3 +77,86 @@ def test_map_draws_50k_points(tmp_path, browser):
     finally:
         context.close()
         stop_server(proc)
+
+
+def _shown(page) -> int:
+    caption = page.get_by_text("papers shown").first.inner_text()
+    return int(caption.split(" of ")[0].replace(",", ""))
+
+
+def test_shared_link_reproduces_the_view_in_a_fresh_browser(server, browser, page):
+    page.goto(f"{server}/topic_map")
+    wait_for_app(page)
+    search = page.get_by_label("Search title, abstract, authors")
+    search.fill("neural")
+    search.press("Enter")
+    page.wait_for_function(
+        "() => document.body.innerText.includes('papers shown') && !document.body.innerText.includes('38 of 38')"
+    )
+    wait_for_app(page)
+    count = _shown(page)
+    link = (
+        page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text().strip()
+    )
+    assert link.startswith(f"{server}/topic_map?") and "q=neural" in link, link
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = other.new_page()
+        fresh.goto(link)
+        wait_for_app(fresh)
+        assert _shown(fresh) == count
+        fresh.screenshot(path=str(ARTIFACTS / "shared_link.png"), full_page=True)
+    finally:
+        other.close()
+
+
+def test_csv_download_has_the_filtered_rows(server, page, tmp_path):
+    import csv
+
+    from explorer.store import EXPORT_COLUMNS
+
+    page.goto(f"{server}/papers?q=neural")
+    wait_for_app(page)
+    caption = page.get_by_text("papers match the filters").first.inner_text()
+    expected = int(caption.split(" of ")[0])
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download these papers (CSV)").click()
+    path = tmp_path / "papers.csv"
+    download.value.save_as(path)
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0].keys()) == EXPORT_COLUMNS and len(rows) == expected
+    assert all("neural" in (r["title"] + r["authors"]).lower() or r["paper_id"] for r in rows)
+
+
+@pytest.fixture
+def hostile_server(hostile_cache):
+    proc, url = start_server(hostile_cache)
+    yield url
+    stop_server(proc)
+
+
+def test_hostile_text_is_shown_as_text_everywhere(hostile_server, page):
+    for path in (
+        "",
+        "topic_map",
+        "topics",
+        "papers?paper=icml2025-x1",
+        "papers?paper=icml2025-x2",
+        "trends",
+    ):
+        page.goto(f"{hostile_server}/{path}")
+        wait_for_app(page)
+        no_exception(page)
+        page.wait_for_timeout(1000)
+        assert page.locator('img[src="x"]').count() == 0, path
+        assert page.locator("script:has-text('alert')").count() == 0, path
+        assert page.locator('a[href^="javascript:"]').count() == 0, path
+    page.goto(f"{hostile_server}/papers?paper=icml2025-x1")
+    wait_for_app(page)
+    body = page.inner_text("body")
+    assert "<img src=x onerror=alert(1)>" in body and "<script>alert(3)</script>" in body
+    assert "[a link](javascript:alert(4))" in body and "<img src=x onerror=alert(2)>; Eve" in body
+    assert '<script>alert("title")</script> Hostile title' in body
+    page.screenshot(path=str(ARTIFACTS / "hostile_paper.png"), full_page=True)
+    assert page.dialogs == []

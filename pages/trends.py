@@ -1,0 +1,136 @@
+"""Keyword and topic trends: over the years, across classes, and what rises or falls."""
+
+import streamlit as st
+
+from explorer import charts
+from explorer.store import OUTLIER, class_values, keyword_trend, rising_terms, topic_trend
+from explorer.ui import state
+from explorer.ui.data import current
+from explorer.ui.router import ensure_router
+from explorer.ui.widgets import chart_download
+
+ensure_router()
+
+data = current()
+keywords, vocab = data.keywords, data.vocab
+labels = dict(zip(data.topics["topic_id"], data.topics["label"], strict=True))
+years = class_values(keywords, "year")
+classes = [d for d in ("status", "track", "venue") if len(class_values(keywords, d)) > 1]
+
+st.title("Trends")
+# The type-ahead offers the corpus vocabulary (words and two-word phrases), most used first.
+options = vocab.sort_values(["df", "term"], ascending=[False, True])["term"].head(20_000).tolist()
+if len(years) > 1:
+    default = rising_terms(keywords, vocab, "year", years[0], years[-1])["term"].head(3).tolist()
+else:
+    default = options[:3]
+terms = st.multiselect(
+    "Keywords (type to search words and phrases)",
+    options,
+    default=default,
+    key=state.KEYWORDS,
+    bind="query-params",
+)
+topic_ids = [int(t) for t in data.topics["topic_id"] if t != OUTLIER]
+picked_topics = st.multiselect(
+    "Topics",
+    topic_ids,
+    key=state.TREND_TOPICS,
+    bind="query-params",
+    format_func=lambda t: f"{t}: {labels[t]}",
+)
+
+over_time, across, rising, topics_time = st.tabs(
+    ["Over time", "Across classes", "Rising and falling", "Topics over time"]
+)
+
+with over_time:
+    if len(years) < 2:
+        st.info(
+            f"This corpus covers a single year ({years[0] if years else 'unknown'}), so there is no time axis; compare classes in the next tab."
+        )
+    elif not terms and not picked_topics:
+        st.info("Pick keywords or topics above.")
+    else:
+        raw = st.toggle("Raw counts instead of shares", key=state.RAW_COUNTS, bind="query-params")
+        st.caption("Years present: " + ", ".join(years))
+        value_col = "papers" if raw else "share"
+        if terms:
+            trend = keyword_trend(keywords, terms, "year")
+            fig = charts.trend_lines(trend, series="term", value_col=value_col, title="Keywords")
+            st.plotly_chart(fig, key="kw_time")
+            chart_download(fig, f"{data.corpus}-keyword-trends", key="dl_kw_time")
+            st.dataframe(
+                trend,
+                hide_index=True,
+                key="kw_time_table",
+                column_config={"share": st.column_config.NumberColumn(format="percent")},
+            )
+        if picked_topics:
+            trend = topic_trend(data.topic_stats, data.topics, "year", picked_topics)
+            st.plotly_chart(
+                charts.trend_lines(trend, series="label", value_col=value_col, title="Topics"),
+                key="tp_time",
+            )
+
+with across:
+    if not classes:
+        st.info(
+            "Every paper has the same status, track and venue here, so there are no classes to compare."
+        )
+    else:
+        dimension = st.selectbox("Compare", classes, key=state.CLASS_DIMENSION, bind="query-params")
+        if terms:
+            trend = keyword_trend(keywords, terms, dimension)
+            st.plotly_chart(
+                charts.class_bars(trend, series="term", dimension=dimension), key="kw_class"
+            )
+            st.dataframe(
+                trend,
+                hide_index=True,
+                key="kw_class_table",
+                column_config={"share": st.column_config.NumberColumn(format="percent")},
+            )
+        if picked_topics:
+            trend = topic_trend(data.topic_stats, data.topics, dimension, picked_topics)
+            st.plotly_chart(
+                charts.class_bars(trend, series="label", dimension=dimension), key="tp_class"
+            )
+
+with rising:
+    dims = (["year"] if len(years) > 1 else []) + classes
+    if not dims:
+        st.info("Rising and falling keywords need two years or two classes to compare.")
+    else:
+        dimension = st.selectbox(
+            "Between two values of", dims, key=state.RISE_DIMENSION, bind="query-params"
+        )
+        values = class_values(keywords, dimension)
+        left, right = st.columns(2)
+        before = left.selectbox("From", values, index=0, key=state.RISE_FROM, bind="query-params")
+        after = right.selectbox(
+            "To", values, index=len(values) - 1, key=state.RISE_TO, bind="query-params"
+        )
+        if before == after:
+            st.info("Pick two different values.")
+        else:
+            ranked = rising_terms(keywords, vocab, dimension, before, after)
+            st.caption(
+                "Ranked by the z-score of the log-odds ratio with an informative Dirichlet prior "
+                f"(Monroe et al. 2008). Positive: more common in {after} than in {before}. "
+                "Terms in fewer than 3 papers are left out."
+            )
+            st.plotly_chart(charts.rising_falling(ranked), key="rise_chart")
+            cols = st.columns(2)
+            cols[0].markdown(f"**Rising towards {after}**")
+            cols[0].dataframe(ranked.head(15), hide_index=True, key="rising_table")
+            cols[1].markdown(f"**Falling towards {after}**")
+            cols[1].dataframe(ranked.tail(15).iloc[::-1], hide_index=True, key="falling_table")
+
+with topics_time:
+    if len(years) < 2:
+        st.info("Topics over time need papers from at least two years.")
+    else:
+        fig = charts.topic_area(topic_trend(data.topic_stats, data.topics, "year"))
+        st.plotly_chart(fig, key="topic_area")
+        chart_download(fig, f"{data.corpus}-topics-over-time", key="dl_topic_area")
