@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer.ui import state
 from explorer.ui.data import corpora, headline
-from explorer.ui.widgets import share_box
+from explorer.ui.widgets import share_box, warn_unknown
 
 st.set_page_config(page_title="Topic Explorer", page_icon="🗺️", layout="wide")
 
@@ -18,6 +18,7 @@ if names:
         st.Page("pages/papers.py", title="Papers", icon="📄"),
     ]
     with st.sidebar:
+        warn_unknown(state.CORPUS, names)
         picked = st.selectbox("Corpus", names, key=state.CORPUS, bind="query-params")
         st.caption(headline(picked))
 else:

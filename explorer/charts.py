@@ -18,6 +18,7 @@ MAX_MAP_POINTS = 50_000
 # More centroid labels than this overlap into an unreadable blot at conference scale;
 # the legend and hover name every topic anyway.
 MAX_MAP_LABELS = 20
+MARGIN = {"l": 0, "r": 0, "t": 10, "b": 0}
 
 
 def esc(value: object) -> str:
@@ -79,7 +80,7 @@ def topic_map(
             )  # fmt: skip
     fig.update_layout(
         height=height,
-        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        margin=MARGIN,
         xaxis={"visible": False},
         yaxis={"visible": False},
         dragmode="lasso",
@@ -107,7 +108,7 @@ def topic_sizes(topics: pd.DataFrame, limit: int = 30) -> go.Figure:
     )
     fig.update_layout(
         height=max(300, 22 * len(real)),
-        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        margin=MARGIN,
         xaxis_title="papers",
     )
     return fig
@@ -117,7 +118,7 @@ def keyword_weights(keywords: list[str], weights: list[float]) -> go.Figure:
     fig = go.Figure(
         go.Bar(x=list(weights)[::-1], y=[esc(k) for k in keywords][::-1], orientation="h")
     )
-    fig.update_layout(height=320, margin={"l": 0, "r": 0, "t": 10, "b": 0}, xaxis_title="weight")
+    fig.update_layout(height=320, margin=MARGIN, xaxis_title="weight")
     return fig
 
 
@@ -144,7 +145,7 @@ def hierarchy_sunburst(hierarchy: pd.DataFrame, topics: pd.DataFrame) -> go.Figu
     fig = go.Figure(
         go.Sunburst(ids=ids, parents=parents, labels=names, values=values, branchvalues="total")
     )
-    fig.update_layout(height=600, margin={"l": 0, "r": 0, "t": 10, "b": 0})
+    fig.update_layout(height=600, margin=MARGIN)
     return fig
 
 
@@ -171,7 +172,7 @@ def intertopic_map(topics: pd.DataFrame) -> go.Figure:
     )
     fig.update_layout(
         height=500,
-        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        margin=MARGIN,
         xaxis={"visible": False},
         yaxis={"visible": False},
     )
@@ -187,7 +188,7 @@ def similarity_heatmap(similarity: np.ndarray, topics: pd.DataFrame) -> go.Figur
     fig = go.Figure(
         go.Heatmap(z=similarity, x=names, y=names, colorscale="Viridis", zmin=0, zmax=1)
     )
-    fig.update_layout(height=600, margin={"l": 0, "r": 0, "t": 10, "b": 0})
+    fig.update_layout(height=600, margin=MARGIN)
     return fig
 
 
@@ -240,7 +241,7 @@ def class_bars(trend: pd.DataFrame, *, series: str, dimension: str) -> go.Figure
     fig.update_layout(
         barmode="group",
         height=400,
-        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        margin=MARGIN,
         xaxis_title=dimension,
         yaxis={"tickformat": ".0%", "title": "share of papers"},
     )
@@ -261,7 +262,7 @@ def rising_falling(ranked: pd.DataFrame, n: int = 15) -> go.Figure:
     )
     fig.update_layout(
         height=max(350, 18 * len(picked)),
-        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        margin=MARGIN,
         xaxis_title="z-score of the log-odds ratio (right: more in the second)",
     )
     return fig
@@ -286,8 +287,37 @@ def topic_area(trend: pd.DataFrame) -> go.Figure:
         )
     fig.update_layout(
         height=520,
-        margin={"l": 0, "r": 0, "t": 10, "b": 0},
+        margin=MARGIN,
         xaxis={"type": "category", "title": "year"},
         yaxis={"tickformat": ".0%", "title": "share of the year's papers"},
+    )
+    return fig
+
+
+def paper_in_topic(papers: pd.DataFrame, paper_id: str) -> go.Figure:
+    """A small map of one topic's papers with the given paper highlighted."""
+    this = papers[papers["paper_id"] == paper_id]
+    others = papers[papers["paper_id"] != paper_id]
+    topic = int(this["topic_id"].iloc[0]) if len(this) else OUTLIER
+    fig = go.Figure(
+        [
+            go.Scattergl(
+                x=others["x"], y=others["y"], mode="markers", name="same topic",
+                marker={"size": 5, "color": topic_color(topic), "opacity": 0.5},
+                hovertext=[esc(_short(t)) for t in others["title"]], hoverinfo="text",
+            ),
+            go.Scatter(
+                x=this["x"], y=this["y"], mode="markers", name="this paper",
+                marker={"size": 14, "color": "black", "symbol": "star"},
+                hovertext=[esc(_short(t)) for t in this["title"]], hoverinfo="text",
+            ),
+        ]
+    )  # fmt: skip
+    fig.update_layout(
+        height=300,
+        margin=MARGIN,
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        showlegend=False,
     )
     return fig

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from explorer import charts
 from explorer.store import export_frame, filter_papers
 from explorer.ui import state
 from explorer.ui.data import current
@@ -48,7 +49,10 @@ if paper_id:
     dist = data.doc_topics[data.doc_topics["paper_id"] == paper_id].merge(
         data.topics[["topic_id", "label"]], on="topic_id"
     )
-    st.dataframe(dist[["rank", "topic_id", "label", "score"]], hide_index=True)
+    left, right = st.columns([3, 2])
+    left.dataframe(dist[["rank", "topic_id", "label", "score"]], hide_index=True)
+    same_topic = data.papers[data.papers["topic_id"] == paper["topic_id"]]
+    right.plotly_chart(charts.paper_in_topic(same_topic, paper_id), key="paper_map")
     similar = data.neighbors[data.neighbors["paper_id"] == paper_id].merge(
         data.papers, left_on="neighbor_id", right_on="paper_id", suffixes=("_q", "")
     )

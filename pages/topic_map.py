@@ -6,7 +6,7 @@ from explorer import charts
 from explorer.store import contrast_keywords, filter_papers, selection_to_ids, topic_mix
 from explorer.ui.data import current
 from explorer.ui.router import ensure_router
-from explorer.ui.widgets import filter_sidebar, paper_table
+from explorer.ui.widgets import chart_download, filter_sidebar, paper_table
 
 ensure_router()
 
@@ -32,13 +32,15 @@ if len(shown) > charts.MAX_MAP_POINTS:
         f"Showing a random sample of {charts.MAX_MAP_POINTS:,} of {len(shown):,} papers to keep the map responsive."
     )
 
+figure = charts.topic_map(plotted, data.topics, show_labels=show_labels)
 event = st.plotly_chart(
-    charts.topic_map(plotted, data.topics, show_labels=show_labels),
+    figure,
     on_select="rerun",
     selection_mode=("points", "box", "lasso"),
     key="map",
     config={"scrollZoom": True, "displaylogo": False},
 )
+chart_download(figure, f"{data.corpus}-map", key="dl_map")
 selected_ids = selection_to_ids(event.selection.points if event else [], set(plotted["paper_id"]))
 
 if selected_ids:

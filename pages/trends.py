@@ -7,7 +7,7 @@ from explorer.store import OUTLIER, class_values, keyword_trend, rising_terms, t
 from explorer.ui import state
 from explorer.ui.data import current
 from explorer.ui.router import ensure_router
-from explorer.ui.widgets import chart_download
+from explorer.ui.widgets import chart_download, warn_unknown
 
 ensure_router()
 
@@ -24,6 +24,7 @@ if len(years) > 1:
     default = rising_terms(keywords, vocab, "year", years[0], years[-1])["term"].head(3).tolist()
 else:
     default = options[:3]
+warn_unknown(state.KEYWORDS, options)
 terms = st.multiselect(
     "Keywords (type to search words and phrases)",
     options,

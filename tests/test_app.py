@@ -211,3 +211,27 @@ def test_class_comparison_normalises_by_class_size(trend_cache, monkeypatch):
 def test_single_year_corpus_hides_the_time_axis(app):
     at = run_page(app, "trends")
     assert any("single year (2025)" in i.value for i in at.info)
+
+
+def test_stale_link_values_are_ignored_with_a_notice(app):
+    at = run_page(app, "topic_map", topics="999: no such topic", corpus="no-such-corpus", kw="x")
+    warnings = " ".join(w.value for w in at.warning)
+    assert "'999: no such topic'" in warnings and "`topics`" in warnings
+    assert "'no-such-corpus'" in warnings
+    assert "38 of 38 papers shown" in texts(at)  # the stale filter was dropped, not applied
+
+
+def test_paper_detail_has_its_topic_map(app, seed_run):
+    target = seed_run.table("papers").iloc[3]
+    at = run_page(app, "papers", paper=target["paper_id"])
+    charts = [c for c in at.get("plotly_chart")]
+    assert len(charts) == 1
+    import json
+
+    spec = json.loads(charts[0].proto.spec)
+    highlighted = spec["data"][1]
+    import base64
+
+    assert highlighted["name"] == "this paper"
+    x = highlighted["x"]  # plotly ships arrays as typed binary: one float32 = 4 bytes
+    assert x["dtype"] == "f4" and len(base64.b64decode(x["bdata"])) == 4

@@ -16,12 +16,25 @@ def _topic_name(data: RunData):
     return lambda t: f"{t}: {labels.get(t, '?')}"
 
 
+def warn_unknown(param: str, valid: list[str]) -> None:
+    """Say which values of a URL-bound widget's parameter this corpus lacks.
+
+    Streamlit drops such values silently; a shared link that shows less than it
+    promises must say so.
+    """
+    unknown = [v for v in st.query_params.get_all(param) if v not in set(valid)]
+    if unknown:
+        shown = ", ".join(repr(v[:40]) for v in unknown[:3])
+        st.warning(f"Ignoring {shown} from the link's `{param}`: not in this corpus.")
+
+
 def filter_sidebar(data: RunData) -> Filters:
     """The composable filters, in the sidebar; returns what they currently say."""
     papers = data.papers
     with st.sidebar:
         st.subheader("Filters")
         topic_ids = [int(t) for t in data.topics["topic_id"] if t != OUTLIER]
+        warn_unknown(state.TOPICS, [_topic_name(data)(t) for t in topic_ids])
         topics = st.multiselect(
             "Topics",
             topic_ids,
@@ -33,12 +46,14 @@ def filter_sidebar(data: RunData) -> Filters:
             "Search title, abstract, authors", key=state.QUERY, bind="query-params"
         )
         statuses = sorted(s for s in papers["status"].unique() if s)
+        warn_unknown(state.STATUS, statuses)
         chosen_status = (
             st.multiselect("Status", statuses, key=state.STATUS, bind="query-params")
             if statuses
             else []
         )
         venues = sorted(v for v in papers["venue"].unique() if v)
+        warn_unknown(state.VENUE, venues if len(venues) > 1 else [])
         chosen_venues = (
             st.multiselect("Venue", venues, key=state.VENUE, bind="query-params")
             if len(venues) > 1
