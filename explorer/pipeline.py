@@ -93,7 +93,8 @@ class StageTimer:
         start = time.perf_counter()
         yield
         self.seconds[name] = round(time.perf_counter() - start, 3)
-        self.log(f"  {name}: {self.seconds[name]:.1f} s")
+        if message:  # silent stages still count in the summary
+            self.log(f"  {name}: {self.seconds[name]:.1f} s")
 
 
 def _versions() -> dict[str, str]:

@@ -56,7 +56,7 @@ def start_server(cache: Path) -> tuple[subprocess.Popen, str]:
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--client.showErrorDetails", "full",
     ]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
