@@ -8,7 +8,7 @@ DEFAULT_CORPUS := icml2025
 # pip's cap on this machine serves the CPU build of torch from disk when pinned.
 TORCH := torch==2.13.0
 
-.PHONY: run test lint bench build-default clean-venv browser
+.PHONY: run test lint bench load-test build-default clean-venv browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,13 @@ browser:
 
 test: $(VENV)/.installed-dev browser
 	$(PY) -m pytest
+
+# Benchmarks never run in `make test`. So far: the dashboard under load (20 browser
+# sessions changing filters for 60 s on the ICML 2013-2019 build; builds it if missing).
+bench: load-test
+
+load-test: $(VENV)/.installed-dev browser
+	$(PY) -m bench.load --sessions 20 --seconds 60
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check explorer pages tests app.py bench

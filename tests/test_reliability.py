@@ -230,3 +230,34 @@ def test_sigkill_mid_build_keeps_the_previous_run(stage, seed_cache, tmp_path, c
     assert stage != "Writing artifacts" or leftovers, (
         "a kill while writing leaves a temp dir to clean"
     )
+
+
+def test_dashboard_serves_the_old_run_until_the_new_one_is_published(
+    seed_cache, tmp_path, monkeypatch
+):
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    shutil.copytree(seed_cache / "seed", tmp_path / "seed")
+    shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
+    old = artifacts.latest_run_id(tmp_path, "seed")
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+
+    def shown_run() -> str:
+        table = at.dataframe[-1].value
+        return str(table.set_index("setting").loc["run", "value"])
+
+    assert shown_run() == old
+    # An unpublished (temporary) run next to it changes nothing.
+    (tmp_path / "seed" / ".tmp-half-written").mkdir()
+    at.run()
+    assert shown_run() == old
+    new = build(
+        BuildConfig(name="seed", inputs=(str(SEED_DIR),), min_topic_size=4),
+        cache_dir=tmp_path, progress=False, log=lambda m: None,
+    ).run.run_id  # fmt: skip
+    at.run()
+    assert new != old and shown_run() == new
