@@ -98,6 +98,17 @@ def selection_to_ids(points: list[dict], visible_ids: set[str] | None = None) ->
     return list(dict.fromkeys(ids))
 
 
+def class_counts(papers: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Papers per value of a class column, largest first; a missing value reads '(none)'."""
+    return (
+        papers[column]
+        .replace("", "(none)")
+        .value_counts()
+        .rename_axis(column)
+        .reset_index(name="papers")
+    )
+
+
 def topic_mix(papers: pd.DataFrame, topics: pd.DataFrame) -> pd.DataFrame:
     """How many of `papers` fall in each topic, largest first."""
     counts = papers["topic_id"].value_counts().rename_axis("topic_id").reset_index(name="papers")

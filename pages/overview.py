@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer import charts
+from explorer.store import class_counts
 from explorer.ui.data import current
 from explorer.ui.router import ensure_router
 
@@ -39,23 +40,11 @@ with left:
         st.query_params.clear()
         st.switch_page("pages/topics.py", query_params={"topic": str(topic), "corpus": data.corpus})
 with right:
-    status = (
-        papers["status"]
-        .replace("", "(none)")
-        .value_counts()
-        .rename_axis("status")
-        .reset_index(name="papers")
-    )
+    status = class_counts(papers, "status")
     if len(status) > 1 or status["status"].iloc[0] != "(none)":
         st.subheader("Status mix")
         st.dataframe(status, hide_index=True)
-    venues = (
-        papers["venue"]
-        .replace("", "(none)")
-        .value_counts()
-        .rename_axis("venue")
-        .reset_index(name="papers")
-    )
+    venues = class_counts(papers, "venue")
     st.subheader("Venues")
     st.dataframe(venues, hide_index=True)
     st.subheader("Top keywords")

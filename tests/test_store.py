@@ -134,3 +134,10 @@ def test_topic_trend_shares_per_year():
     assert trend[["topic_id", "value", "papers", "share"]].values.tolist() == [
         [0, "2019", 3, 0.75], [0, "2020", 4, 1.0], [1, "2019", 1, 0.25], [1, "2020", 0, 0.0],
     ]  # fmt: skip
+
+
+def test_class_counts_names_missing_values():
+    from explorer.store import class_counts
+
+    counts = class_counts(papers(), "status")
+    assert counts.values.tolist() == [["Poster", 2], ["Oral", 1], ["(none)", 1]]
