@@ -21,6 +21,8 @@ import pandas as pd
 from explorer.errors import ArtifactError, InputError
 
 SCHEMA_VERSION = 1
+# topic_id of papers that belong to no topic, in every table.
+OUTLIER = -1
 MANIFEST = "manifest.json"
 LATEST = "latest"
 MODEL_DIR = "model"

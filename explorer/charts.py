@@ -10,7 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-OUTLIER = -1
+from explorer.artifacts import OUTLIER
+
 OUTLIER_COLOR = "#b8b8b8"
 _PALETTE = qualitative.Dark24 + qualitative.Light24 + qualitative.Alphabet
 # WebGL keeps tens of thousands of points interactive; above this, the page samples.
@@ -192,6 +193,16 @@ def similarity_heatmap(similarity: np.ndarray, topics: pd.DataFrame) -> go.Figur
     return fig
 
 
+def _counts_hover(part: pd.DataFrame, name: str) -> dict:
+    """Hover that says 'k of n papers' for one series of a trend table."""
+    return {
+        "customdata": part[["papers", "class_papers"]].to_numpy(),
+        "hovertemplate": "%{x}: %{customdata[0]} of %{customdata[1]} papers<extra>"
+        + esc(name)
+        + "</extra>",
+    }
+
+
 def trend_lines(
     trend: pd.DataFrame, *, series: str, value_col: str = "share", title: str = ""
 ) -> go.Figure:
@@ -204,10 +215,7 @@ def trend_lines(
                 y=part[value_col],
                 mode="lines+markers",
                 name=esc(name),
-                customdata=part[["papers", "class_papers"]].to_numpy(),
-                hovertemplate="%{x}: %{customdata[0]} of %{customdata[1]} papers<extra>"
-                + esc(name)
-                + "</extra>",
+                **_counts_hover(part, name),
             )
         )
     fig.update_layout(
@@ -232,10 +240,7 @@ def class_bars(trend: pd.DataFrame, *, series: str, dimension: str) -> go.Figure
                 x=part["value"].map(esc),
                 y=part["share"],
                 name=esc(name),
-                customdata=part[["papers", "class_papers"]].to_numpy(),
-                hovertemplate="%{x}: %{customdata[0]} of %{customdata[1]} papers<extra>"
-                + esc(name)
-                + "</extra>",
+                **_counts_hover(part, name),
             )
         )
     fig.update_layout(

@@ -224,6 +224,7 @@ def _compute_and_write(
         similarity = (centroids @ centroids.T).astype(np.float32)
         positions = S.classical_mds(similarity)
 
+        position = {int(t): i for i, t in enumerate(topic_ids)}
         topic_rows = []
         for topic in [*topic_ids.tolist(), *([OUTLIER] if (labels == OUTLIER).any() else [])]:
             words = fit.model.get_topic(topic) or []
@@ -239,12 +240,8 @@ def _compute_and_write(
                 "parent_id": parents.get(topic),
                 "map_x": float(np.median(coords[members, 0])),
                 "map_y": float(np.median(coords[members, 1])),
-                "dist_x": float(positions[list(topic_ids).index(topic), 0])
-                if topic != OUTLIER
-                else None,
-                "dist_y": float(positions[list(topic_ids).index(topic), 1])
-                if topic != OUTLIER
-                else None,
+                "dist_x": float(positions[position[topic], 0]) if topic != OUTLIER else None,
+                "dist_y": float(positions[position[topic], 1]) if topic != OUTLIER else None,
             }
             topic_rows.append(row)
         topics = pd.DataFrame(topic_rows)

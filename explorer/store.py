@@ -10,12 +10,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-OUTLIER = -1  # same value as explorer.topics.OUTLIER, without importing the pipeline
+from explorer.artifacts import OUTLIER
 
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
     "topic_id", "topic_label", "probability", "x", "y",
 )  # fmt: skip
+
+
+def topic_name(topics: pd.DataFrame):
+    """`id: label`, the one way a topic is named in pickers, URLs and chart legends."""
+    labels = dict(zip(topics["topic_id"], topics["label"], strict=True))
+    return lambda t: f"{t}: {labels.get(t, '?')}"
 
 
 def export_frame(papers: pd.DataFrame) -> pd.DataFrame:
@@ -220,8 +226,7 @@ def topic_trend(
     out = counts.rename("papers").reset_index()
     out["class_papers"] = out["value"].map(sizes).astype(int)
     out["share"] = out["papers"] / out["class_papers"].clip(lower=1)
-    labels = dict(zip(topics["topic_id"], topics["label"], strict=True))
-    out["label"] = [f"{t}: {labels.get(t, '')}" for t in out["topic_id"]]
+    out["label"] = [topic_name(topics)(t) for t in out["topic_id"]]
     return out
 
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.artifacts import OUTLIER
 from explorer.embed import embed_texts, normalise_rows
 from explorer.errors import InputError
 from explorer.project import KnnGraph, reduce_umap
 
 MIN_DOCUMENTS = 10
-OUTLIER = -1
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer import charts
-from explorer.store import OUTLIER, topic_table
+from explorer.store import OUTLIER, topic_name, topic_table
 from explorer.ui import state
 from explorer.ui.data import current
 from explorer.ui.router import ensure_router
@@ -14,7 +14,6 @@ ensure_router()
 data = current()
 topics = data.topics
 real = topics[topics["topic_id"] != OUTLIER]
-labels = dict(zip(topics["topic_id"], topics["label"], strict=True))
 
 st.title("Topics")
 st.dataframe(
@@ -31,10 +30,7 @@ st.download_button(
 )
 
 ids = [int(t) for t in real["topic_id"]]
-topic = (
-    query_select("Topic", ids, state.TOPIC_DETAIL, format_func=lambda t: f"{t}: {labels[t]}")
-    or ids[0]
-)
+topic = query_select("Topic", ids, state.TOPIC_DETAIL, format_func=topic_name(topics)) or ids[0]
 row = topics[topics["topic_id"] == topic].iloc[0]
 members = data.papers[data.papers["topic_id"] == topic]
 st.subheader(f"Topic {topic}: {row['label']}", anchor=False)
@@ -64,7 +60,7 @@ with right:
                 f"Parent: {node.iloc[0]['parent_label']} (merges topics {', '.join(map(str, node.iloc[0]['topics']))})"
             )
             if siblings:
-                st.text("Closest topics: " + "; ".join(f"{t}: {labels[t]}" for t in siblings[:6]))
+                st.text("Closest topics: " + "; ".join(map(topic_name(topics), siblings[:6])))
 
 st.markdown("**Papers in this topic**")
 paper_table(

@@ -3,9 +3,16 @@
 import streamlit as st
 
 from explorer import charts
-from explorer.store import OUTLIER, class_values, keyword_trend, rising_terms, topic_trend
+from explorer.store import (
+    OUTLIER,
+    class_values,
+    keyword_trend,
+    rising_terms,
+    topic_name,
+    topic_trend,
+)
 from explorer.ui import state
-from explorer.ui.data import current
+from explorer.ui.data import current, default_keywords
 from explorer.ui.router import ensure_router
 from explorer.ui.widgets import chart_download, warn_unknown
 
@@ -13,17 +20,13 @@ ensure_router()
 
 data = current()
 keywords, vocab = data.keywords, data.vocab
-labels = dict(zip(data.topics["topic_id"], data.topics["label"], strict=True))
 years = class_values(keywords, "year")
 classes = [d for d in ("status", "track", "venue") if len(class_values(keywords, d)) > 1]
 
 st.title("Trends")
 # The type-ahead offers the corpus vocabulary (words and two-word phrases), most used first.
 options = vocab.sort_values(["df", "term"], ascending=[False, True])["term"].head(20_000).tolist()
-if len(years) > 1:
-    default = rising_terms(keywords, vocab, "year", years[0], years[-1])["term"].head(3).tolist()
-else:
-    default = options[:3]
+default = default_keywords(data)
 warn_unknown(state.KEYWORDS, options)
 terms = st.multiselect(
     "Keywords (type to search words and phrases)",
@@ -38,7 +41,7 @@ picked_topics = st.multiselect(
     topic_ids,
     key=state.TREND_TOPICS,
     bind="query-params",
-    format_func=lambda t: f"{t}: {labels[t]}",
+    format_func=topic_name(data.topics),
 )
 
 over_time, across, rising, topics_time = st.tabs(

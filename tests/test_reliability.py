@@ -170,25 +170,6 @@ def test_tampered_run_shows_a_message_not_a_traceback(seed_cache, tmp_path, monk
     )
 
 
-def _build_process(cache: Path, *extra: str) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "explorer.cli",
-        "--cache-dir",
-        str(cache),
-        "build",
-        str(SEED_DIR),
-        "--name",
-        "seed",
-        "--no-progress",
-        *extra,
-    ]
-    return subprocess.Popen(
-        cmd, cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
-    )
-
-
 @pytest.mark.parametrize("stage", ["Embedding", "Fitting topics", "Writing artifacts"])
 def test_sigkill_mid_build_keeps_the_previous_run(stage, seed_cache, tmp_path, capsys):
     """Kill a real build subprocess when it reaches `stage`; the old run must survive intact."""

@@ -85,3 +85,24 @@ def current() -> RunData:
     except ArtifactError as exc:
         st.error(str(exc))
         st.stop()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _default_keywords(cache_dir: str, corpus: str, run_id: str) -> list[str]:
+    from explorer.store import class_values, rising_terms
+
+    data = load_run(cache_dir, corpus, run_id)
+    years = class_values(data.keywords, "year")
+    if len(years) > 1:
+        return (
+            rising_terms(data.keywords, data.vocab, "year", years[0], years[-1])["term"]
+            .head(3)
+            .tolist()
+        )
+    return data.vocab.sort_values(["df", "term"], ascending=[False, True])["term"].head(3).tolist()
+
+
+def default_keywords(data: RunData) -> list[str]:
+    """The Trends page's preselection (fastest risers first year -> last), once per run:
+    it costs a full log-odds ranking, and every rerun would otherwise repeat it."""
+    return _default_keywords(str(cache_dir()), data.corpus, data.run_id)

@@ -6,14 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.store import OUTLIER, Filters
+from explorer.store import OUTLIER, Filters, topic_name
 from explorer.ui import state
 from explorer.ui.data import RunData
-
-
-def _topic_name(data: RunData):
-    labels = dict(zip(data.topics["topic_id"], data.topics["label"], strict=True))
-    return lambda t: f"{t}: {labels.get(t, '?')}"
 
 
 def warn_unknown(param: str, valid: list[str]) -> None:
@@ -34,13 +29,14 @@ def filter_sidebar(data: RunData) -> Filters:
     with st.sidebar:
         st.subheader("Filters")
         topic_ids = [int(t) for t in data.topics["topic_id"] if t != OUTLIER]
-        warn_unknown(state.TOPICS, [_topic_name(data)(t) for t in topic_ids])
+        name = topic_name(data.topics)
+        warn_unknown(state.TOPICS, [name(t) for t in topic_ids])
         topics = st.multiselect(
             "Topics",
             topic_ids,
             key=state.TOPICS,
             bind="query-params",
-            format_func=_topic_name(data),
+            format_func=name,
         )
         query = st.text_input(
             "Search title, abstract, authors", key=state.QUERY, bind="query-params"

@@ -21,6 +21,16 @@ def test_page_loads_without_exception(server, page, name):
     assert page.locator("h1").first.inner_text()
 
 
+def _map_pixels(page, name: str, settle_ms: int) -> int:
+    """Screenshot the map's plot area (no legend) and count its coloured pixels."""
+    plot_area = page.locator(".js-plotly-plot .nsewdrag").first
+    plot_area.wait_for(timeout=60_000)
+    page.wait_for_timeout(settle_ms)
+    shot = ARTIFACTS / f"{name}.png"
+    plot_area.screenshot(path=str(shot))
+    return _coloured_pixels(shot)
+
+
 def _coloured_pixels(path) -> int:
     """Saturated pixels: topic-coloured points, not white background, grey or text."""
     image = Image.open(path).convert("RGB")
@@ -30,12 +40,8 @@ def _coloured_pixels(path) -> int:
 def test_map_draws_its_points_without_a_gpu(server, page):
     page.goto(f"{server}/topic_map")
     wait_for_app(page)
-    plot_area = page.locator(".js-plotly-plot .nsewdrag").first
-    plot_area.wait_for(timeout=30_000)
-    page.wait_for_timeout(1500)
-    shot = ARTIFACTS / "topic_map_plot_area.png"
-    plot_area.screenshot(path=str(shot))
-    assert _coloured_pixels(shot) > 200, "the map's plot area shows no coloured points"
+    pixels = _map_pixels(page, "topic_map_plot_area", settle_ms=1500)
+    assert pixels > 200, "the map's plot area shows no coloured points"
 
 
 def test_search_filter_narrows_the_table(server, page):
@@ -68,12 +74,7 @@ def test_map_draws_50k_points(tmp_path, browser):
         page.goto(f"{url}/topic_map")
         wait_for_app(page)
         no_exception(page)
-        plot_area = page.locator(".js-plotly-plot .nsewdrag").first
-        plot_area.wait_for(timeout=60_000)
-        page.wait_for_timeout(3000)
-        shot = ARTIFACTS / "topic_map_50k_plot_area.png"
-        plot_area.screenshot(path=str(shot))
-        assert _coloured_pixels(shot) > 5000
+        assert _map_pixels(page, "topic_map_50k_plot_area", settle_ms=3000) > 5000
     finally:
         context.close()
         stop_server(proc)
