@@ -45,6 +45,14 @@ class Filters:
     show_outliers: bool = True
 
 
+def year_range(chosen: tuple[int, int] | None, available: list[int]) -> tuple[int, int] | None:
+    """The slider's range as a filter: the full span means 'no restriction', so papers
+    without a year stay visible until the user actually narrows the range."""
+    if chosen is None or not available or tuple(chosen) == (available[0], available[-1]):
+        return None
+    return (int(chosen[0]), int(chosen[1]))
+
+
 def search_mask(papers: pd.DataFrame, query: str) -> np.ndarray:
     """Case-insensitive literal match of every word of `query` in title, abstract or authors."""
     words = query.casefold().split()

@@ -141,3 +141,14 @@ def test_class_counts_names_missing_values():
 
     counts = class_counts(papers(), "status")
     assert counts.values.tolist() == [["Poster", 2], ["Oral", 1], ["(none)", 1]]
+
+
+def test_full_year_range_keeps_papers_without_a_year():
+    from explorer.store import year_range
+
+    p = papers()  # paper "d" has no year
+    full = year_range((2019, 2020), [2019, 2020])
+    assert full is None and ids(filter_papers(p, Filters(years=full))) == ["a", "b", "c", "d"]
+    narrowed = year_range((2020, 2020), [2019, 2020])
+    assert ids(filter_papers(p, Filters(years=narrowed))) == ["b", "c"]
+    assert year_range(None, [2019]) is None

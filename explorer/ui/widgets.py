@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from explorer.store import OUTLIER, Filters, topic_name
+from explorer.store import OUTLIER, Filters, topic_name, year_range
 from explorer.ui import state
 from explorer.ui.data import RunData
 
@@ -56,9 +56,9 @@ def filter_sidebar(data: RunData) -> Filters:
             else []
         )
         years = sorted(int(y) for y in papers["year"].dropna().unique())
-        year_range = None
+        chosen_years = None
         if len(years) > 1:
-            year_range = st.slider(
+            chosen_years = st.slider(
                 "Years",
                 years[0],
                 years[-1],
@@ -80,7 +80,7 @@ def filter_sidebar(data: RunData) -> Filters:
         topics=tuple(topics),
         statuses=tuple(chosen_status),
         venues=tuple(chosen_venues),
-        years=tuple(year_range) if year_range else None,
+        years=year_range(chosen_years, years),
         query=query or "",
         min_probability=float(min_probability),
         show_outliers=not hide,
