@@ -49,10 +49,10 @@ WORDS = [
 
 def ensure_corpus(name: str) -> None:
     """Build the ICML 2013-2019 corpus if it is not built yet (needs ../shared)."""
-    listed = subprocess.run(
-        [sys.executable, "-m", "explorer.cli", "list"], cwd=ROOT, capture_output=True, text=True
+    usable = subprocess.run(
+        [sys.executable, "-m", "explorer.cli", "info", name], cwd=ROOT, capture_output=True
     )
-    if any(line.split("\t")[0] == name for line in listed.stdout.splitlines()):
+    if usable.returncode == 0:  # built, intact, and of this artifact schema
         return
     if not SHARED_ICML.is_dir():
         sys.exit(f"skip: {SHARED_ICML} is absent, so corpus {name!r} cannot be built")

@@ -20,7 +20,7 @@ import pandas as pd
 
 from explorer.errors import ArtifactError, InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: unit-length paper embeddings for semantic search
 # topic_id of papers that belong to no topic, in every table.
 OUTLIER = -1
 MANIFEST = "manifest.json"
@@ -36,9 +36,9 @@ TABLES = (
     "topic_stats",
     "vocab",
 )
-ARRAYS = ("topic_similarity", "doc_terms_indptr", "doc_terms_indices")
+ARRAYS = ("topic_similarity", "doc_terms_indptr", "doc_terms_indices", "embeddings")
 # Folders under the cache that are not corpora.
-RESERVED_NAMES = frozenset({"embeddings", "numba", LATEST})
+RESERVED_NAMES = frozenset({"embeddings", "numba", "reductions", LATEST})
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -52,9 +52,16 @@ def check_corpus_name(name: str) -> str:
     if not _NAME_RE.match(name) or ".." in name or name in RESERVED_NAMES:
         raise InputError(
             f"corpus name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit (not 'embeddings' or 'numba')"
+            "starting with a letter or digit (not 'embeddings', 'numba' or 'reductions')"
         )
     return name
+
+
+def suggest_corpus_name(text: str) -> str:
+    """A valid corpus name derived from a file name (for the hint printed after a fetch)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")[:64] or "corpus"
+    name = name if name[0].isalnum() else f"c{name}"[:64]
+    return name if name not in RESERVED_NAMES else f"{name}-corpus"
 
 
 def sha256_file(path: Path) -> str:

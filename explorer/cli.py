@@ -30,6 +30,36 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
+    f = sub.add_parser(
+        "fetch",
+        help="download a paper list (Paper Copilot paperlists or any URL) into data/",
+        description="explorer fetch paperlists VENUE YEAR  |  explorer fetch URL",
+    )
+    f.add_argument("source", nargs="+", metavar="SOURCE", help="'paperlists VENUE YEAR' or a URL")
+    f.add_argument(
+        "--out-dir", type=Path, default=Path("data"), help="where to save (default data/)"
+    )
+    f.add_argument("--name", help="file name to save as (default: from the URL)")
+    f.add_argument("--force", action="store_true", help="replace an existing file")
+    f.add_argument("--timeout", type=float, default=30.0, help="seconds per connect/read (30)")
+    f.add_argument("--retries", type=int, default=3, help="retries on 5xx/resets/timeouts (3)")
+    f.add_argument(
+        "--max-bytes", type=int, default=300 * 1024 * 1024, help="refuse larger bodies (300 MB)"
+    )
+    f.add_argument(
+        "--base-url",
+        default=None,
+        help="paperlists repository raw URL (default: Paper Copilot's on GitHub)",
+    )
+
+    pub = sub.add_parser(
+        "publish",
+        help="write a self-contained, viewer-only folder serving one corpus (for hosting)",
+    )
+    pub.add_argument("name", help="corpus to publish (its latest run)")
+    pub.add_argument("dest", type=Path, metavar="DIR", help="folder to write")
+    pub.add_argument("--force", action="store_true", help="replace a non-empty DIR")
+
     b = sub.add_parser("build", help="build or update a corpus from abstracts")
     b.add_argument(
         "inputs",
@@ -148,6 +178,48 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
     _print_build_summary(result.run, result.reused)
 
 
+def _cmd_fetch(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer import fetch as F
+
+    out_dir, name = args.out_dir, args.name
+    if args.source[0] == "paperlists":
+        if len(args.source) != 3 or not args.source[2].isdigit():
+            raise ExplorerError("usage: explorer fetch paperlists VENUE YEAR (e.g. icml 2025)")
+        venue, year = args.source[1].lower(), int(args.source[2])
+        url = F.paperlists_url(venue, year, args.base_url or F.PAPERLISTS_BASE)
+        out_dir, name = out_dir / venue, name or f"{venue}{year}.json"
+        corpus = f"{venue}{year}"
+    elif len(args.source) == 1:
+        url = args.source[0]
+        corpus = None
+    else:
+        raise ExplorerError("usage: explorer fetch paperlists VENUE YEAR  |  explorer fetch URL")
+    print(f"Fetching {url}", file=sys.stderr)
+    got = F.fetch(
+        url,
+        out_dir,
+        name=name,
+        timeout=args.timeout,
+        retries=args.retries,
+        max_bytes=args.max_bytes,
+        force=args.force,
+        log=lambda message: print(message, file=sys.stderr),
+    )
+    corpus = corpus or artifacts.suggest_corpus_name(got.path.stem)
+    print(f"Saved {got.path} ({got.papers:,} papers, {got.bytes:,} bytes, {got.format})")
+    print(f"sha256 {got.sha256} (recorded in {got.path.name}.sha256)")
+    print(f"Next: explorer build {got.path} --name {corpus}")
+
+
+def _cmd_publish(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer.publish import publish
+
+    dest = publish(cache_dir, args.name, args.dest, force=args.force)
+    print(f"Published {args.name!r} to {dest}")
+    print(f"Try it: cd {dest} && pip install -r requirements.txt && streamlit run app.py")
+    print(f"Deploying (Streamlit Community Cloud, Docker): {dest / 'README.md'}")
+
+
 def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
     summary = info_summary(artifacts.open_run(cache_dir, args.name))
     if args.json:
@@ -192,7 +264,14 @@ def _cmd_list(args: argparse.Namespace, cache_dir: Path) -> None:
         )
 
 
-COMMANDS = {"build": _cmd_build, "info": _cmd_info, "export": _cmd_export, "list": _cmd_list}
+COMMANDS = {
+    "fetch": _cmd_fetch,
+    "publish": _cmd_publish,
+    "build": _cmd_build,
+    "info": _cmd_info,
+    "export": _cmd_export,
+    "list": _cmd_list,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -211,7 +211,13 @@ def _compute_and_write(
             docs, embeddings, graph, params, model_name=config.embedding_model, cache_root=cache_dir
         )
     with timer.stage("projection", "Projecting to 2-D for the map"):
-        coords = project_2d(embeddings, graph, n_neighbors=params.n_neighbors, seed=params.seed)
+        coords = project_2d(
+            embeddings,
+            graph,
+            n_neighbors=params.n_neighbors,
+            seed=params.seed,
+            cache_root=cache_dir,
+        )
     with timer.stage("summaries", "Summarising topics, neighbours and keyword statistics"):
         labels = fit.labels
         topic_ids = np.array(sorted(t for t in set(labels.tolist()) if t != OUTLIER))
@@ -280,6 +286,8 @@ def _compute_and_write(
         artifacts.write_array(tmp, "topic_similarity", similarity)
         artifacts.write_array(tmp, "doc_terms_indptr", matrix.indptr.astype(np.int64))
         artifacts.write_array(tmp, "doc_terms_indices", matrix.indices.astype(np.int32))
+        # Unit-length float16: semantic search needs only cosines, at half the bytes.
+        artifacts.write_array(tmp, "embeddings", S.unit_float16(embeddings))
         fit.model.save(
             tmp / artifacts.MODEL_DIR,
             serialization="safetensors",

@@ -36,6 +36,11 @@ def topic_label(words: list[str], n: int = 3) -> str:
     return ", ".join(chosen) if chosen else "(no keywords)"
 
 
+def unit_float16(embeddings: np.ndarray) -> np.ndarray:
+    """Paper vectors as stored in a run for search: unit length, float16."""
+    return normalise_rows(embeddings.astype(np.float32)).astype(np.float16)
+
+
 def topic_centroids(
     embeddings: np.ndarray, labels: np.ndarray, topic_ids: np.ndarray
 ) -> np.ndarray:

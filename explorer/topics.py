@@ -175,6 +175,7 @@ def fit_topics(
         n_neighbors=params.n_neighbors,
         min_dist=0.0,
         seed=params.seed,
+        cache_root=cache_root,
     )
     labels = cluster_documents(reduced, params)
     clustered = int((labels != OUTLIER).sum())

@@ -6,20 +6,26 @@ import streamlit as st
 from explorer import charts
 from explorer.store import export_frame, filter_papers
 from explorer.ui import state
-from explorer.ui.data import current
+from explorer.ui.data import current, per_run
 from explorer.ui.router import ensure_router
+from explorer.ui.search import results_table, search_box
 from explorer.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
 
 ensure_router()
 
+
+def _lookup(data):
+    """Papers by id, the picker's options and their titles: once per run, not per rerun."""
+    titles = dict(zip(data.papers["paper_id"], data.papers["title"], strict=True))
+    return data.papers.set_index("paper_id"), list(titles), titles
+
+
 data = current()
 filters = filter_sidebar(data)
 shown = filter_papers(data.papers, filters)
-by_id = data.papers.set_index("paper_id")
+by_id, ids, titles = per_run(data, _lookup)
 
 st.title("Papers")
-ids = data.papers["paper_id"].tolist()
-titles = dict(zip(data.papers["paper_id"], data.papers["title"], strict=True))
 paper_id = query_select(
     "Paper",
     ids,
@@ -65,11 +71,15 @@ if paper_id:
     )
     st.divider()
 
+found = search_box(data, shown)
+if found is not None:
+    results_table(found, corpus=data.corpus, key="search_results")
+    st.divider()
 st.caption(f"{len(shown):,} of {len(data.papers):,} papers match the filters.")
 paper_table(shown, corpus=data.corpus, key="papers_table")
 st.download_button(
     "Download these papers (CSV)",
-    export_frame(shown).to_csv(index=False),
+    lambda: export_frame(shown).to_csv(index=False),  # built on click, not on every rerun
     file_name=f"{data.corpus}-papers.csv",
     mime="text/csv",
 )

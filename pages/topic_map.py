@@ -4,11 +4,17 @@ import streamlit as st
 
 from explorer import charts
 from explorer.store import contrast_keywords, filter_papers, selection_to_ids, topic_mix
-from explorer.ui.data import current
+from explorer.ui.data import current, per_run
 from explorer.ui.router import ensure_router
+from explorer.ui.search import results_table, search_box
 from explorer.ui.widgets import chart_download, filter_sidebar, paper_table
 
 ensure_router()
+
+
+def _hover(data):
+    return charts.map_hover(data.papers)
+
 
 data = current()
 filters = filter_sidebar(data)
@@ -25,6 +31,7 @@ st.caption(
 if shown.empty:
     st.info("No paper matches these filters.")
     st.stop()
+found = search_box(data, shown)
 plotted = shown
 if len(shown) > charts.MAX_MAP_POINTS:
     plotted = shown.sample(charts.MAX_MAP_POINTS, random_state=0)
@@ -32,7 +39,9 @@ if len(shown) > charts.MAX_MAP_POINTS:
         f"Showing a random sample of {charts.MAX_MAP_POINTS:,} of {len(shown):,} papers to keep the map responsive."
     )
 
-figure = charts.topic_map(plotted, data.topics, show_labels=show_labels)
+figure = charts.topic_map(
+    plotted, data.topics, show_labels=show_labels, hover=per_run(data, _hover), highlight=found
+)
 event = st.plotly_chart(
     figure,
     on_select="rerun",
@@ -62,6 +71,9 @@ if selected_ids:
             hide_index=True,
         )
     paper_table(selected, corpus=data.corpus, key="selected_papers")
+elif found is not None:
+    st.subheader("Search matches (ringed on the map)")
+    results_table(found, corpus=data.corpus, key="search_results")
 else:
     st.subheader("Papers")
     paper_table(shown, corpus=data.corpus, key="shown_papers")

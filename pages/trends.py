@@ -12,20 +12,41 @@ from explorer.store import (
     topic_trend,
 )
 from explorer.ui import state
-from explorer.ui.data import current, default_keywords
+from explorer.ui.data import current, default_keywords, per_run
 from explorer.ui.router import ensure_router
 from explorer.ui.widgets import chart_download, warn_unknown
 
 ensure_router()
 
+
+def _values(data, dimension):
+    return class_values(data.keywords, dimension)
+
+
+def _options(data):
+    vocab = data.vocab.sort_values(["df", "term"], ascending=[False, True])
+    return vocab["term"].head(20_000).tolist()
+
+
+def _keyword_trend(data, terms, dimension):
+    return keyword_trend(data.keywords, list(terms), dimension)
+
+
+def _topic_trend(data, dimension, topics):
+    return topic_trend(data.topic_stats, data.topics, dimension, list(topics) or None)
+
+
+def _rising(data, dimension, before, after):
+    return rising_terms(data.keywords, data.vocab, dimension, before, after)
+
+
 data = current()
-keywords, vocab = data.keywords, data.vocab
-years = class_values(keywords, "year")
-classes = [d for d in ("status", "track", "venue") if len(class_values(keywords, d)) > 1]
+years = per_run(data, _values, "year")
+classes = [d for d in ("status", "track", "venue") if len(per_run(data, _values, d)) > 1]
 
 st.title("Trends")
 # The type-ahead offers the corpus vocabulary (words and two-word phrases), most used first.
-options = vocab.sort_values(["df", "term"], ascending=[False, True])["term"].head(20_000).tolist()
+options = per_run(data, _options)
 default = default_keywords(data)
 warn_unknown(state.KEYWORDS, options)
 terms = st.multiselect(
@@ -60,7 +81,7 @@ with over_time:
         st.caption("Years present: " + ", ".join(years))
         value_col = "papers" if raw else "share"
         if terms:
-            trend = keyword_trend(keywords, terms, "year")
+            trend = per_run(data, _keyword_trend, tuple(terms), "year")
             fig = charts.trend_lines(trend, series="term", value_col=value_col, title="Keywords")
             st.plotly_chart(fig, key="kw_time")
             chart_download(fig, f"{data.corpus}-keyword-trends", key="dl_kw_time")
@@ -71,7 +92,7 @@ with over_time:
                 column_config={"share": st.column_config.NumberColumn(format="percent")},
             )
         if picked_topics:
-            trend = topic_trend(data.topic_stats, data.topics, "year", picked_topics)
+            trend = per_run(data, _topic_trend, "year", tuple(picked_topics))
             st.plotly_chart(
                 charts.trend_lines(trend, series="label", value_col=value_col, title="Topics"),
                 key="tp_time",
@@ -85,7 +106,7 @@ with across:
     else:
         dimension = st.selectbox("Compare", classes, key=state.CLASS_DIMENSION, bind="query-params")
         if terms:
-            trend = keyword_trend(keywords, terms, dimension)
+            trend = per_run(data, _keyword_trend, tuple(terms), dimension)
             st.plotly_chart(
                 charts.class_bars(trend, series="term", dimension=dimension), key="kw_class"
             )
@@ -96,7 +117,7 @@ with across:
                 column_config={"share": st.column_config.NumberColumn(format="percent")},
             )
         if picked_topics:
-            trend = topic_trend(data.topic_stats, data.topics, dimension, picked_topics)
+            trend = per_run(data, _topic_trend, dimension, tuple(picked_topics))
             st.plotly_chart(
                 charts.class_bars(trend, series="label", dimension=dimension), key="tp_class"
             )
@@ -109,7 +130,7 @@ with rising:
         dimension = st.selectbox(
             "Between two values of", dims, key=state.RISE_DIMENSION, bind="query-params"
         )
-        values = class_values(keywords, dimension)
+        values = per_run(data, _values, dimension)
         left, right = st.columns(2)
         before = left.selectbox("From", values, index=0, key=state.RISE_FROM, bind="query-params")
         after = right.selectbox(
@@ -118,7 +139,7 @@ with rising:
         if before == after:
             st.info("Pick two different values.")
         else:
-            ranked = rising_terms(keywords, vocab, dimension, before, after)
+            ranked = per_run(data, _rising, dimension, before, after)
             st.caption(
                 "Ranked by the z-score of the log-odds ratio with an informative Dirichlet prior "
                 f"(Monroe et al. 2008). Positive: more common in {after} than in {before}. "
@@ -135,6 +156,6 @@ with topics_time:
     if len(years) < 2:
         st.info("Topics over time need papers from at least two years.")
     else:
-        fig = charts.topic_area(topic_trend(data.topic_stats, data.topics, "year"))
+        fig = charts.topic_area(per_run(data, _topic_trend, "year", ()))
         st.plotly_chart(fig, key="topic_area")
         chart_download(fig, f"{data.corpus}-topics-over-time", key="dl_topic_area")

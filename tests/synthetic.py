@@ -127,6 +127,8 @@ def write_synthetic_run(
     artifacts.write_array(tmp, "topic_similarity", centroid_sim)
     artifacts.write_array(tmp, "doc_terms_indptr", matrix.indptr.astype(np.int64))
     artifacts.write_array(tmp, "doc_terms_indices", matrix.indices.astype(np.int32))
+    vectors = rng.normal(size=(n_papers, 384)).astype(np.float32)
+    artifacts.write_array(tmp, "embeddings", summarise.unit_float16(vectors))
     manifest = {
         "schema_version": artifacts.SCHEMA_VERSION,
         "corpus": name,

@@ -235,3 +235,30 @@ def test_paper_detail_has_its_topic_map(app, seed_run):
     assert highlighted["name"] == "this paper"
     x = highlighted["x"]  # plotly ships arrays as typed binary: one float32 = 4 bytes
     assert x["dtype"] == "f4" and len(base64.b64decode(x["bdata"])) == 4
+
+
+def test_semantic_search_ranks_and_shares_via_url(app, seed_run):
+    papers = seed_run.table("papers")
+    spiking = papers.loc[papers["abstract"].str.contains("spiking", case=False), "title"]
+    at = run_page(app, "papers", ask="spiking neural networks")
+    results = at.dataframe[0].value
+    assert "score" in results.columns and results["score"].is_monotonic_decreasing
+    assert set(results["title"].head(3)) & set(spiking)
+    assert at.text_input(key="ask").value == "spiking neural networks"
+    assert "Keyword (TF-IDF) ranking" not in texts(at) + "".join(str(i.value) for i in at.info)
+
+
+def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run, monkeypatch):
+    import explorer.ui.search
+
+    monkeypatch.setattr(explorer.ui.search, "semantic_available", lambda: False)
+    papers = seed_run.table("papers")
+    topic = int(papers["topic_id"].iloc[0])
+    from explorer.store import topic_name
+
+    name = topic_name(seed_run.table("topics"))(topic)  # the URL holds the picker's label
+    at = run_page(app, "topic_map", ask="neural processes risk", topics=name)
+    assert any("Keyword (TF-IDF) ranking" in str(i.value) for i in at.info)
+    results = at.dataframe[-1].value
+    allowed = set(papers.loc[papers["topic_id"] == topic, "title"])
+    assert len(results) >= 1 and set(results["title"]) <= allowed

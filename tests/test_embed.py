@@ -1,6 +1,6 @@
 import numpy as np
 
-from explorer.embed import EmbeddingCache, embed_texts, model_id
+from explorer.embed import _MEMORY, EmbeddingCache, embed_texts, model_id, text_key
 
 
 class CountingModel:
@@ -35,3 +35,23 @@ def test_cache_is_per_model_and_survives_a_torn_shard(tmp_path):
     )
     assert new == 1
     assert model_id("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path):
+    model = CountingModel()
+    embed_texts(["a"], cache_root=tmp_path, model=model, progress=False)
+    cache = EmbeddingCache(tmp_path, "all-MiniLM-L6-v2")
+    # Another build (another process) adds a shard behind this process's in-memory copy.
+    other = np.array([text_key("zz")], dtype="S64")
+    np.savez(cache.directory / "shard-9-other.npz", keys=other, vectors=np.ones((1, 3)))
+    _, new = embed_texts(["a", "zz"], cache_root=tmp_path, model=model, progress=False)
+    assert new == 0 and model.seen == ["a"]
+    for i in range(5):
+        embed_texts([f"t{i}"], cache_root=tmp_path, model=model, progress=False)
+    before = {k: v.copy() for k, v in cache.load().items()}
+    cache.compact(max_shards=3)
+    assert len(list(cache.directory.glob("shard-*.npz"))) == 1
+    _MEMORY.clear()  # a fresh process reads the merged shard from disk
+    after = EmbeddingCache(tmp_path, "all-MiniLM-L6-v2").load()
+    assert after.keys() == before.keys()
+    assert all(np.array_equal(after[k], before[k]) for k in before)

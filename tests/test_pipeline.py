@@ -149,5 +149,7 @@ def test_other_schema_is_refused(seed_cache, tmp_path):
     manifest = json.loads((run_dir / "manifest.json").read_text())
     manifest["schema_version"] = 0
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(ArtifactError, match="schema 0, this version reads 1"):
+    with pytest.raises(
+        ArtifactError, match=f"schema 0, this version reads {artifacts.SCHEMA_VERSION}"
+    ):
         artifacts.open_run(copy, "seed")

@@ -21,3 +21,34 @@ def test_knn_graph_handles_duplicates_and_k_above_n():
     graph = knn_graph(x, 10)
     assert graph.indices.shape == (3, 3)
     assert list(graph.indices[:, 0]) == [0, 1, 2]
+
+
+def test_reductions_are_cached_by_content_and_parameters(tmp_path, monkeypatch):
+    from explorer import project
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(60, 8)).astype(np.float32)
+    graph = knn_graph(x, 10)
+    calls = []
+    real = project._fit_umap
+    monkeypatch.setattr(project, "_fit_umap", lambda *a: calls.append(a[4:]) or real(*a))
+    kwargs = {"n_components": 2, "n_neighbors": 10, "min_dist": 0.1, "cache_root": tmp_path}
+    first = project.reduce_umap(x, graph, seed=1, **kwargs)
+    again = project.reduce_umap(x, graph, seed=1, **kwargs)
+    assert len(calls) == 1 and np.array_equal(first, again) and first.shape == (60, 2)
+    project.reduce_umap(x, graph, seed=2, **kwargs)  # another seed: computed
+    project.reduce_umap(x[::-1].copy(), knn_graph(x[::-1].copy(), 10), seed=1, **kwargs)
+    assert len(calls) == 3
+    for stored in (tmp_path / "reductions").glob("*.npy"):
+        stored.write_bytes(b"torn")  # a torn file is recomputed, never trusted
+    assert np.array_equal(project.reduce_umap(x, graph, seed=1, **kwargs), first)
+    assert len(calls) == 4
+
+
+def test_umap_kernels_are_cached_on_disk(seed_run):
+    """After a build, numba's cache holds umap's compiled layout kernels."""
+    import os
+    from pathlib import Path
+
+    index = list(Path(os.environ["NUMBA_CACHE_DIR"]).rglob("layouts*.nbi"))
+    assert index, "umap's layout kernels were not written to NUMBA_CACHE_DIR"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ class RunData:
     topic_similarity: np.ndarray
     doc_terms_indptr: np.ndarray
     doc_terms_indices: np.ndarray
+    embeddings: np.ndarray  # unit-length float16, row i = papers row i
 
     def row_of(self, paper_ids) -> np.ndarray:
         """Row positions (into the doc-term matrix) of the given papers."""
@@ -106,3 +108,18 @@ def default_keywords(data: RunData) -> list[str]:
     """The Trends page's preselection (fastest risers first year -> last), once per run:
     it costs a full log-odds ranking, and every rerun would otherwise repeat it."""
     return _default_keywords(str(cache_dir()), data.corpus, data.run_id)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _per_run(corpus: str, run_id: str, name: str, args: tuple, _data: RunData, _fn: Callable):
+    return _fn(_data, *args)
+
+
+def per_run(data: RunData, fn: Callable, *args: Hashable):
+    """`fn(data, *args)` computed once per run and arguments, shared by every session.
+
+    For the aggregate queries of the Trends page: each scans the keyword table (~1 s of
+    a 3,000-paper page run in all), and the same few arguments repeat on every rerun.
+    Results are shared objects: callers must not modify them.
+    """
+    return _per_run(data.corpus, data.run_id, f"{fn.__module__}.{fn.__qualname__}", args, data, fn)

@@ -3,6 +3,8 @@ address bar always reproduces the view."""
 
 from __future__ import annotations
 
+from urllib.parse import quote_plus, urlencode
+
 import pandas as pd
 import streamlit as st
 
@@ -87,12 +89,23 @@ def filter_sidebar(data: RunData) -> Filters:
     )
 
 
-def paper_table(papers: pd.DataFrame, *, corpus: str, key: str, height: int = 400) -> None:
+TABLE_COLUMNS = (
+    "paper_id", "title", "authors", "venue", "year", "status", "topic_label", "probability",
+)  # fmt: skip
+
+
+def paper_table(
+    papers: pd.DataFrame,
+    *,
+    corpus: str,
+    key: str,
+    height: int = 400,
+    columns: tuple[str, ...] = TABLE_COLUMNS,
+) -> None:
     """Papers as a table (text only, never HTML) with a link to each paper's detail."""
-    table = papers.loc[
-        :, ["paper_id", "title", "authors", "venue", "year", "status", "topic_label", "probability"]
-    ].copy()
-    table.insert(0, "open", [detail_link(p, corpus) for p in table["paper_id"]])
+    table = papers.loc[:, list(columns)].copy()
+    prefix = detail_link("", corpus)  # per-row urlencode cost 0.1 s per 3,000 papers
+    table.insert(0, "open", [prefix + quote_plus(p) for p in papers["paper_id"]])
     st.dataframe(
         table,
         key=key,
@@ -101,6 +114,7 @@ def paper_table(papers: pd.DataFrame, *, corpus: str, key: str, height: int = 40
         column_config={
             "open": st.column_config.LinkColumn("", display_text="open", width="small"),
             "probability": st.column_config.NumberColumn(format="%.2f"),
+            "score": st.column_config.NumberColumn(format="%.3f"),
             "year": st.column_config.NumberColumn(format="%d"),
         },
     )
@@ -148,8 +162,6 @@ def query_select(
 
 def detail_link(paper_id: str, corpus: str) -> str:
     """Relative link that opens a paper's detail (keeps the corpus, so it works when shared)."""
-    from urllib.parse import urlencode
-
     return "./papers?" + urlencode({state.CORPUS: corpus, state.PAPER: paper_id})
 
 

@@ -49,17 +49,19 @@ def browser():
         browser.close()
 
 
-def start_server(cache: Path) -> tuple[subprocess.Popen, str]:
+def start_server(
+    cache: Path, *, python: str = sys.executable, app_dir: Path = ROOT
+) -> tuple[subprocess.Popen, str]:
     """`streamlit run app.py` on a free loopback port, once healthy."""
     port = _free_port()
     env = {**os.environ, "EXPLORER_CACHE_DIR": str(cache)}
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        python, "-m", "streamlit", "run", str(app_dir / "app.py"),
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--client.showErrorDetails", "full",
     ]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        cmd, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -1,0 +1,188 @@
+"""Run the benchmarks and regenerate bench/README.md's table from bench/results/*.json.
+
+python -m bench.run quick   # targets 2, 3, 6 (embedding, warm re-fit, viewer): ~15 min
+python -m bench.run full    # + cold builds vs stock (ICML, then ~11k papers), incremental
+python -m bench.run report  # only rewrite the table from the stored results
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from bench import builds
+from bench.common import (
+    ICML,
+    PAPERLISTS,
+    RESULTS,
+    ROOT,
+    median,
+    require_shared,
+    run_child,
+    write_results,
+)
+
+TABLE_START = "<!-- results:start -->"
+TABLE_END = "<!-- results:end -->"
+
+
+def run_embedding() -> None:
+    result = run_child([sys.executable, "-m", "bench.embedding"])
+    if result.returncode != 0:
+        sys.exit(f"embedding benchmark failed:\n{result.stderr[-2000:]}")
+    raw = json.loads(result.stdout.strip().splitlines()[-1])
+    texts = raw["texts"]
+    raw_rate = texts / median(raw["raw_s"])
+    ours_rate = texts / median(raw["ours_s"])
+    write_results(
+        "embedding",
+        {
+            **raw,
+            "raw_per_s": round(raw_rate, 2),
+            "ours_per_s": round(ours_rate, 2),
+            "ratio": round(ours_rate / raw_rate, 3),
+        },
+    )
+
+
+def run_viewer() -> None:
+    result = run_child([sys.executable, "-m", "bench.viewer", "--corpus", builds.WARM_CORPUS])
+    if result.returncode != 0:
+        sys.exit(f"viewer benchmark failed:\n{result.stderr[-3000:]}")
+
+
+def quick() -> None:
+    require_shared(ICML)
+    print("Embedding throughput (ours vs raw encode)…", flush=True)
+    run_embedding()
+    print("Warm re-fits of ICML 2013-2019…", flush=True)
+    write_results("warm", builds.warm(repeats=3))
+    print("Viewer…", flush=True)
+    run_viewer()
+
+
+def full(repeats: int, scale: bool) -> None:
+    quick()
+    print("Cold builds, ICML 2013-2019: ours vs stock, alternating…", flush=True)
+    write_results("cold-icml", builds.cold([str(ICML)], "icml", repeats))
+    print("Incremental: ICML 2013-2018, then add 2019…", flush=True)
+    write_results("incremental", builds.incremental())
+    if scale:
+        print("Cold builds, NeurIPS + ICML + AISTATS: ours vs stock…", flush=True)
+        require_shared(PAPERLISTS / "nips", PAPERLISTS / "aistats")
+        write_results("cold-scale", builds.cold(builds.scale_inputs(), "scale", 1))
+
+
+def _load(name: str) -> dict | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _row(target: str, ours, stock, ratio, ok: bool | None, when: str) -> str:
+    verdict = "—" if ok is None else ("pass" if ok else "**fail**")
+    return f"| {target} | {ours} | {stock} | {ratio} | {verdict} | {when} |"
+
+
+def table() -> str:
+    rows = [
+        "| target | ours | stock | ratio | result | measured |",
+        "|---|---|---|---|---|---|",
+    ]
+    cold = _load("cold-icml")
+    if cold:
+        rows.append(_row(
+            "1. cold build, ICML 3,013 (ratio ≤ 0.85)", f"{cold['ours_wall_median_s']} s",
+            f"{cold['stock_wall_median_s']} s", cold["wall_ratio"], cold["wall_ratio"] <= 0.85,
+            cold["when"][:10],
+        ))  # fmt: skip
+    scale = _load("cold-scale")
+    if scale:
+        rows.append(_row(
+            f"1b. cold build, {scale['ours'][0].get('topics', '?')} topics, ~11k papers",
+            f"{scale['ours_wall_median_s']} s", f"{scale['stock_wall_median_s']} s",
+            scale["wall_ratio"], scale["wall_ratio"] <= 0.85, scale["when"][:10],
+        ))  # fmt: skip
+    emb = _load("embedding")
+    if emb:
+        rows.append(_row(
+            "2. embedding throughput (ratio ≥ 0.95)", f"{emb['ours_per_s']}/s",
+            f"{emb['raw_per_s']}/s (raw encode)", emb["ratio"], emb["ratio"] >= 0.95,
+            emb["when"][:10],
+        ))  # fmt: skip
+    warm = _load("warm")
+    if warm:
+        w = warm["min_topic_size_wall_median_s"]
+        rows.append(_row("3. warm re-fit, --min-topic-size changed (≤ 45 s)", f"{w} s", "", "",
+                         w <= 45, warm["when"][:10]))  # fmt: skip
+        s = warm["new_seed_wall_median_s"]
+        rows.append(_row("3b. warm re-fit, new --seed (UMAP recomputed; no target)", f"{s} s",
+                         "", "", None, warm["when"][:10]))  # fmt: skip
+    inc = _load("incremental")
+    if inc:
+        ok = inc["embedded_new"] == 773 and inc["add_wall_s"] <= inc["embed_s"] + 45
+        rows.append(_row(
+            "4. add ICML 2019 to 2013-2018 (≤ embed + 45 s; 773 embedded)",
+            f"{inc['add_wall_s']} s ({inc['embedded_new']} embedded in {inc['embed_s']} s)",
+            "", f"overhead {inc['overhead_s']} s", ok, inc["when"][:10],
+        ))  # fmt: skip
+    if cold:
+        rows.append(_row(
+            "5. build peak RSS (ratio ≤ 1.2)", f"{cold['ours_peak_rss_median_mb']} MB",
+            f"{cold['stock_peak_rss_median_mb']} MB", cold["rss_ratio"],
+            cold["rss_ratio"] <= 1.2, cold["when"][:10],
+        ))  # fmt: skip
+    view = _load("viewer")
+    if view:
+        when = view["when"][:10]
+        pages = ", ".join(f"{k} {v}" for k, v in view["page_s"].items())
+        rows.append(_row("6a. page run p50, 3k papers (≤ 0.3 s each)", pages, "", "",
+                         view["page_p50_max_s"] <= 0.3, when))  # fmt: skip
+        f = max(view["filter_s"].values())
+        rows.append(_row("6b. filter change (≤ 0.15 s)",
+                         ", ".join(f"{k} {v}" for k, v in view["filter_s"].items()), "", "",
+                         f <= 0.15, when))  # fmt: skip
+        b = view.get("browser", {})
+        if "map_first_render_s" in b:
+            rows.append(_row("6c. map first render after navigating to it (≤ 2.5 s)",
+                             f"{b['map_first_render_s']} s (fresh tab: {b['map_fresh_tab_load_s']} s)",
+                             "", "", b["map_first_render_s"] <= 2.5, when))  # fmt: skip
+            rows.append(_row("6d. Streamlit RSS after every page (≤ 400 MB)", f"{b['rss_mb']} MB",
+                             "", "", b["rss_mb"] <= 400, when))  # fmt: skip
+        big = ", ".join(f"{k} {v}" for k, v in view["big_page_s"].items())
+        rows.append(_row(f"6e. page run p50, {view['big_papers']:,} papers (≤ 1.5 s each)", big,
+                         "", "", view["big_page_max_s"] <= 1.5, when))  # fmt: skip
+    load = _load("load")
+    if load:
+        rows.append(_row(
+            f"load: {load['sessions']} sessions × {load['seconds']:.0f} s, RSS growth < 10%, no errors",
+            f"p50 {load['latency_p50_s']} s, p95 {load['latency_p95_s']} s, "
+            f"RSS {load['rss_growth']:+.1%}, {len(load['errors'])} errors", "", "",
+            not load["errors"] and load["rss_growth"] < 0.10, load["when"][:10],
+        ))  # fmt: skip
+    return "\n".join(rows)
+
+
+def report() -> None:
+    readme = ROOT / "bench" / "README.md"
+    text = readme.read_text()
+    start, end = text.index(TABLE_START), text.index(TABLE_END)
+    readme.write_text(text[: start + len(TABLE_START)] + "\n" + table() + "\n" + text[end:])
+    print(table())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", choices=("quick", "full", "report"))
+    parser.add_argument("--repeats", type=int, default=2, help="cold builds per side (full)")
+    parser.add_argument("--no-scale", action="store_true", help="full: skip the ~11k corpus")
+    args = parser.parse_args()
+    if args.mode == "quick":
+        quick()
+    elif args.mode == "full":
+        full(args.repeats, not args.no_scale)
+    report()
+
+
+if __name__ == "__main__":
+    main()

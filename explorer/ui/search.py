@@ -1,0 +1,92 @@
+"""Free-text search for the papers page and the map: "papers about X" in the user's words.
+
+The model that built the corpus (named in the manifest) embeds the query; it is loaded on
+the first query, never on page load, so browsing costs nothing. Where it cannot be
+loaded (a viewer-only install without the build extra, or a hub model while offline),
+papers are ranked by TF-IDF over titles and abstracts, with a notice that says so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer import search
+from explorer.ui import state
+from explorer.ui.data import RunData, per_run
+from explorer.ui.widgets import paper_table
+
+RESULTS = 50
+
+
+def semantic_available() -> bool:
+    """True when sentence-transformers is installed (checked without importing it)."""
+    return importlib.util.find_spec("sentence_transformers") is not None
+
+
+@st.cache_resource(show_spinner="Loading the embedding model (first query only)…", max_entries=2)
+def _model(name: str):
+    from explorer.embed import load_model
+
+    return load_model(name)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def _query_vector(name: str, query: str) -> np.ndarray:
+    return np.asarray(_model(name).encode([query], show_progress_bar=False)[0], dtype=np.float32)
+
+
+def _lexical_index(data: RunData) -> search.LexicalIndex:
+    papers = data.papers
+    return search.build_lexical_index(
+        f"{t} {a}" for t, a in zip(papers["title"], papers["abstract"], strict=True)
+    )
+
+
+def scores(data: RunData, query: str) -> tuple[np.ndarray, str, str | None]:
+    """Scores for every paper, how they were computed ('semantic' or 'tf-idf'), and why
+    not semantic when it is not."""
+    model = data.manifest.get("config", {}).get("embedding_model", "")
+    reason = None
+    if not semantic_available():
+        reason = "the embedding model is not installed here (viewer-only install)"
+    else:
+        try:
+            vector = _query_vector(model, query)
+            if vector.shape[0] == data.embeddings.shape[1]:
+                return search.semantic_scores(data.embeddings, vector), "semantic", None
+            reason = f"model {model!r} does not match this corpus's stored embeddings"
+        except Exception as exc:  # noqa: BLE001 - any load failure means: fall back, say why
+            reason = f"model {model!r} could not be loaded ({str(exc).splitlines()[0][:120]})"
+    return search.lexical_scores(per_run(data, _lexical_index), query), "tf-idf", reason
+
+
+def search_box(data: RunData, shown: pd.DataFrame) -> pd.DataFrame | None:
+    """The query box; returns the best matches among `shown` (with a `score`), or None."""
+    query = st.text_input(
+        "Ask in your own words",
+        key=state.ASK,
+        bind="query-params",
+        placeholder="e.g. papers about uncertainty in robot learning",
+        help="Ranks the papers that pass the filters by meaning, not by exact words.",
+    ).strip()
+    if not query:
+        return None
+    ranked, how, reason = scores(data, query)
+    if reason:
+        st.info(f"Keyword (TF-IDF) ranking, not semantic search: {reason}.")
+    best = search.top(ranked, shown.index.to_numpy(), RESULTS)
+    found = data.papers.loc[best].assign(score=ranked[best].astype(np.float32))
+    if how == "tf-idf":
+        found = found[found["score"] > 0]
+    return found
+
+
+def results_table(found: pd.DataFrame, *, corpus: str, key: str) -> None:
+    """The ranked matches, best first, with their score; text only, never HTML."""
+    st.caption(f"{len(found)} best matches among the filtered papers (score: cosine similarity).")
+    columns = ("score", "title", "authors", "venue", "year", "topic_label")
+    paper_table(found, corpus=corpus, key=key, height=300, columns=columns)

@@ -1,0 +1,60 @@
+"""Search: TF-IDF scoring rules, and semantic ranking with the corpus's own model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer import search
+
+# (key phrase in the user's words, a substring of the one abstract it should find)
+QUERIES = [
+    ("risk-averse training of neural processes", "robust neural processes"),
+    (
+        "cheaper image generation by using smaller models at some decoding steps",
+        "visual generation",
+    ),
+    ("spiking neural networks", "spiking"),
+]
+
+
+def test_lexical_index_scores_shared_rare_words_highest():
+    texts = ["graph neural networks for molecules", "bandit regret bounds", "graph bandit"]
+    index = search.build_lexical_index(texts)
+    scores = search.lexical_scores(index, "Molecules and graphs? graph")
+    assert scores.argmax() == 0 and scores[1] == 0
+    assert search.lexical_scores(index, "the of and").sum() == 0  # stop words only
+    assert list(search.top(scores, np.array([1, 2]), 5)) == [2, 1]  # respects candidates
+    assert search.top(scores, np.array([], dtype=int), 5).size == 0
+
+
+def test_semantic_scores_are_cosines():
+    unit = np.array([[1, 0], [0, 1], [0.6, 0.8]], dtype=np.float16)
+    assert np.allclose(
+        search.semantic_scores(unit, np.array([3.0, 4.0])), [0.6, 0.8, 1.0], atol=1e-3
+    )
+
+
+def _row_of(papers, needle: str) -> int:
+    hits = papers.index[papers["abstract"].str.contains(needle, case=False, regex=False)]
+    assert len(hits) >= 1, needle
+    return int(hits[0])
+
+
+@pytest.mark.parametrize(("query", "needle"), QUERIES)
+def test_key_phrase_ranks_its_paper_in_top_three(seed_run, query, needle):
+    from explorer.embed import load_model
+
+    papers = seed_run.table("papers")
+    model = load_model(seed_run.manifest["config"]["embedding_model"])
+    scores = search.semantic_scores(seed_run.array("embeddings"), model.encode([query])[0])
+    best = search.top(scores, papers.index.to_numpy(), 3)
+    assert _row_of(papers, needle) in best, papers.loc[best, "title"].tolist()
+
+
+@pytest.mark.parametrize(("query", "needle"), QUERIES[::2])
+def test_tf_idf_fallback_finds_them_too(seed_run, query, needle):
+    papers = seed_run.table("papers")
+    index = search.build_lexical_index(papers["title"] + " " + papers["abstract"])
+    best = search.top(search.lexical_scores(index, query), papers.index.to_numpy(), 3)
+    assert _row_of(papers, needle) in best
