@@ -224,7 +224,7 @@ def _compute_and_write(
         centroids = S.topic_centroids(embeddings, labels, topic_ids)
         doc_topics, assigned = S.doc_topic_distribution(embeddings, labels, centroids, topic_ids)
         doc_topics.insert(0, "paper_id", np.asarray(ids, dtype=object)[doc_topics.pop("doc")])
-        hierarchy = S.hierarchy_table(fit.model, docs, len(topic_ids))
+        hierarchy = S.hierarchy_table(fit.model, docs, len(topic_ids), progress=progress)
         parents = S.direct_parents(hierarchy)
         representatives = S.representative_papers(embeddings, labels, centroids, topic_ids, ids)
         similarity = (centroids @ centroids.T).astype(np.float32)

@@ -6,6 +6,8 @@ All functions take arrays and DataFrames and return DataFrames; nothing here wri
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -127,7 +129,9 @@ def classical_mds(similarity: np.ndarray) -> np.ndarray:
     return coords * np.where(signs == 0, 1, signs)
 
 
-def hierarchy_table(model, docs: list[str], n_topics: int) -> pd.DataFrame:
+def hierarchy_table(
+    model, docs: list[str], n_topics: int, *, progress: bool = True
+) -> pd.DataFrame:
     """BERTopic's agglomerative merge tree: one row per merge, leaves are topic ids."""
     columns = ["parent_id", "parent_label", "child_left_id", "child_right_id", "distance", "topics"]
     if n_topics < 2:
@@ -135,10 +139,17 @@ def hierarchy_table(model, docs: list[str], n_topics: int) -> pd.DataFrame:
     # hierarchical_topics re-runs the representation model for every merge (KeyBERT +
     # MMR: ~1.4 s each); parent labels from plain c-TF-IDF are good enough and ~50x faster.
     representation, model.representation_model = model.representation_model, None
+    # BERTopic draws a progress bar here whatever its `verbose`; --no-progress means quiet.
+    import bertopic._bertopic as impl
+
+    bar = impl.tqdm
+    if not progress:
+        impl.tqdm = functools.partial(bar, disable=True)
     try:
         raw = model.hierarchical_topics(docs)
     finally:
         model.representation_model = representation
+        impl.tqdm = bar
     return pd.DataFrame(
         {
             "parent_id": raw["Parent_ID"].astype(int),

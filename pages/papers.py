@@ -73,10 +73,10 @@ if paper_id:
 
 found = search_box(data, shown)
 if found is not None:
-    results_table(found, corpus=data.corpus, key="search_results")
+    results_table(found, data=data, key="search_results")
     st.divider()
 st.caption(f"{len(shown):,} of {len(data.papers):,} papers match the filters.")
-paper_table(shown, corpus=data.corpus, key="papers_table")
+paper_table(shown, data=data, key="papers_table")
 st.download_button(
     "Download these papers (CSV)",
     lambda: export_frame(shown).to_csv(index=False),  # built on click, not on every rerun

@@ -50,7 +50,9 @@ event = st.plotly_chart(
     config={"scrollZoom": True, "displaylogo": False},
 )
 chart_download(figure, f"{data.corpus}-map", key="dl_map")
-selected_ids = selection_to_ids(event.selection.points if event else [], set(plotted["paper_id"]))
+points = event.selection.points if event else []
+# The set of plotted ids only when there is a selection: building it costs 0.1 s at 50k.
+selected_ids = selection_to_ids(points, set(plotted["paper_id"])) if points else []
 
 if selected_ids:
     selected = shown[shown["paper_id"].isin(selected_ids)]
@@ -70,10 +72,10 @@ if selected_ids:
             contrast_keywords(data.doc_terms_indptr, data.doc_terms_indices, data.vocab, rows),
             hide_index=True,
         )
-    paper_table(selected, corpus=data.corpus, key="selected_papers")
+    paper_table(selected, data=data, key="selected_papers")
 elif found is not None:
     st.subheader("Search matches (ringed on the map)")
-    results_table(found, corpus=data.corpus, key="search_results")
+    results_table(found, data=data, key="search_results")
 else:
     st.subheader("Papers")
-    paper_table(shown, corpus=data.corpus, key="shown_papers")
+    paper_table(shown, data=data, key="shown_papers")

@@ -65,7 +65,7 @@ with right:
 st.markdown("**Papers in this topic**")
 paper_table(
     members.sort_values("probability", ascending=False),
-    corpus=data.corpus,
+    data=data,
     key="topic_papers",
     height=300,
 )

@@ -262,3 +262,21 @@ def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run,
     results = at.dataframe[-1].value
     allowed = set(papers.loc[papers["topic_id"] == topic, "title"])
     assert len(results) >= 1 and set(results["title"]) <= allowed
+
+
+def test_search_says_why_when_the_model_cannot_load(app, seed_run, monkeypatch):
+    import explorer.embed
+    import explorer.ui.search
+
+    def offline(name):
+        raise OSError("We couldn't connect to 'https://huggingface.co'")
+
+    monkeypatch.setattr(explorer.embed, "load_model", offline)
+    explorer.ui.search._model.clear()
+    try:
+        at = run_page(app, "papers", ask="spiking neural networks")
+        notices = " ".join(str(i.value) for i in at.info)
+        assert "could not be loaded (We couldn't connect" in notices
+        assert "score" in at.dataframe[0].value.columns  # ranked by TF-IDF instead
+    finally:
+        explorer.ui.search._model.clear()  # later tests load the real model again

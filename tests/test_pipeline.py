@@ -78,7 +78,7 @@ def test_build_is_deterministic_and_reused(seed_cache, seed_run, tmp_path):
     assert reused.reused and reused.run.run_id == seed_run.run_id
 
 
-def test_refit_and_added_papers_embed_only_new_texts(seed_cache, tmp_path):
+def test_refit_and_added_papers_embed_only_new_texts(seed_cache, tmp_path, capsys):
     shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
     refit = build(
         BuildConfig(name="s", inputs=(str(SEED_DIR),), min_topic_size=4),
@@ -86,6 +86,7 @@ def test_refit_and_added_papers_embed_only_new_texts(seed_cache, tmp_path):
         **QUIET,
     )
     assert refit.run.manifest["counts"]["embedded_new"] == 0
+    assert "it/s" not in capsys.readouterr().err  # no progress bar (BERTopic's included)
     extra = tmp_path / "extra.txt"
     extra.write_text(
         "ICML 2025 extra\n\nA brand new abstract about protein folding with diffusion models.\n"

@@ -28,15 +28,21 @@ def semantic_available() -> bool:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model (first query only)…", max_entries=2)
-def _model(name: str):
+def _model(name: str) -> tuple[object | None, str | None]:
+    """The model, or why it cannot be had; a failure is cached too, so a model that cannot
+    load (e.g. a hub model while offline) is not retried on every query."""
     from explorer.embed import load_model
 
-    return load_model(name)
+    try:
+        return load_model(name), None
+    except Exception as exc:  # noqa: BLE001 - any load failure means: fall back, say why
+        return None, str(exc).splitlines()[0][:160]
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
 def _query_vector(name: str, query: str) -> np.ndarray:
-    return np.asarray(_model(name).encode([query], show_progress_bar=False)[0], dtype=np.float32)
+    model, _ = _model(name)
+    return np.asarray(model.encode([query], show_progress_bar=False)[0], dtype=np.float32)
 
 
 def _lexical_index(data: RunData) -> search.LexicalIndex:
@@ -53,14 +59,13 @@ def scores(data: RunData, query: str) -> tuple[np.ndarray, str, str | None]:
     reason = None
     if not semantic_available():
         reason = "the embedding model is not installed here (viewer-only install)"
+    elif (error := _model(model)[1]) is not None:
+        reason = f"model {model!r} could not be loaded ({error})"
     else:
-        try:
-            vector = _query_vector(model, query)
-            if vector.shape[0] == data.embeddings.shape[1]:
-                return search.semantic_scores(data.embeddings, vector), "semantic", None
-            reason = f"model {model!r} does not match this corpus's stored embeddings"
-        except Exception as exc:  # noqa: BLE001 - any load failure means: fall back, say why
-            reason = f"model {model!r} could not be loaded ({str(exc).splitlines()[0][:120]})"
+        vector = _query_vector(model, query)
+        if vector.shape[0] == data.embeddings.shape[1]:
+            return search.semantic_scores(data.embeddings, vector), "semantic", None
+        reason = f"model {model!r} does not match this corpus's stored embeddings"
     return search.lexical_scores(per_run(data, _lexical_index), query), "tf-idf", reason
 
 
@@ -85,8 +90,8 @@ def search_box(data: RunData, shown: pd.DataFrame) -> pd.DataFrame | None:
     return found
 
 
-def results_table(found: pd.DataFrame, *, corpus: str, key: str) -> None:
+def results_table(found: pd.DataFrame, *, data: RunData, key: str) -> None:
     """The ranked matches, best first, with their score; text only, never HTML."""
     st.caption(f"{len(found)} best matches among the filtered papers (score: cosine similarity).")
     columns = ("score", "title", "authors", "venue", "year", "topic_label")
-    paper_table(found, corpus=corpus, key=key, height=300, columns=columns)
+    paper_table(found, data=data, key=key, height=300, columns=columns)
