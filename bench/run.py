@@ -85,25 +85,43 @@ def _row(target: str, ours, stock, ratio, ok: bool | None, when: str) -> str:
     return f"| {target} | {ours} | {stock} | {ratio} | {verdict} | {when} |"
 
 
+def _cold_rows(result: dict, label: str, rss_label: str) -> tuple[str, str]:
+    """Wall-time and peak-RSS rows of one cold comparison (ours vs stock)."""
+    when = result["when"][:10]
+    wall = _row(
+        label, f"{result['ours_wall_median_s']} s", f"{result['stock_wall_median_s']} s",
+        result["wall_ratio"], result["wall_ratio"] <= 0.85, when,
+    )  # fmt: skip
+    rss = _row(
+        rss_label, f"{result['ours_peak_rss_median_mb']} MB",
+        f"{result['stock_peak_rss_median_mb']} MB", result["rss_ratio"],
+        result["rss_ratio"] <= 1.2, when,
+    )  # fmt: skip
+    return wall, rss
+
+
 def table() -> str:
     rows = [
         "| target | ours | stock | ratio | result | measured |",
         "|---|---|---|---|---|---|",
     ]
+    rss_rows = []
     cold = _load("cold-icml")
     if cold:
-        rows.append(_row(
-            "1. cold build, ICML 3,013 (ratio ≤ 0.85)", f"{cold['ours_wall_median_s']} s",
-            f"{cold['stock_wall_median_s']} s", cold["wall_ratio"], cold["wall_ratio"] <= 0.85,
-            cold["when"][:10],
-        ))  # fmt: skip
+        wall, rss = _cold_rows(
+            cold, "1. cold build, ICML 3,013 (ratio ≤ 0.85)", "5. build peak RSS (ratio ≤ 1.2)"
+        )
+        rows.append(wall)
+        rss_rows.append(rss)
     scale = _load("cold-scale")
     if scale:
-        rows.append(_row(
+        wall, rss = _cold_rows(
+            scale,
             f"1b. cold build, NeurIPS+ICML+AISTATS, {scale['stock'][0]['docs']:,} papers",
-            f"{scale['ours_wall_median_s']} s", f"{scale['stock_wall_median_s']} s",
-            scale["wall_ratio"], scale["wall_ratio"] <= 0.85, scale["when"][:10],
-        ))  # fmt: skip
+            "5b. build peak RSS, ~11k papers (ratio ≤ 1.2)",
+        )
+        rows.append(wall)
+        rss_rows.append(rss)
     emb = _load("embedding")
     if emb:
         rows.append(_row(
@@ -127,18 +145,7 @@ def table() -> str:
             f"{inc['add_wall_s']} s ({inc['embedded_new']} embedded in {inc['embed_s']} s)",
             "", f"overhead {inc['overhead_s']} s", ok, inc["when"][:10],
         ))  # fmt: skip
-    if cold:
-        rows.append(_row(
-            "5. build peak RSS (ratio ≤ 1.2)", f"{cold['ours_peak_rss_median_mb']} MB",
-            f"{cold['stock_peak_rss_median_mb']} MB", cold["rss_ratio"],
-            cold["rss_ratio"] <= 1.2, cold["when"][:10],
-        ))  # fmt: skip
-    if scale:
-        rows.append(_row(
-            "5b. build peak RSS, ~11k papers (ratio ≤ 1.2)", f"{scale['ours_peak_rss_median_mb']} MB",
-            f"{scale['stock_peak_rss_median_mb']} MB", scale["rss_ratio"],
-            scale["rss_ratio"] <= 1.2, scale["when"][:10],
-        ))  # fmt: skip
+    rows += rss_rows
     view = _load("viewer")
     if view:
         when = view["when"][:10]

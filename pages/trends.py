@@ -36,6 +36,15 @@ def _topic_trend(data, dimension, topics):
     return topic_trend(data.topic_stats, data.topics, dimension, list(topics) or None)
 
 
+def _share_table(trend, key):
+    st.dataframe(
+        trend,
+        hide_index=True,
+        key=key,
+        column_config={"share": st.column_config.NumberColumn(format="percent")},
+    )
+
+
 def _rising(data, dimension, before, after):
     return rising_terms(data.keywords, data.vocab, dimension, before, after)
 
@@ -85,12 +94,7 @@ with over_time:
             fig = charts.trend_lines(trend, series="term", value_col=value_col, title="Keywords")
             st.plotly_chart(fig, key="kw_time")
             chart_download(fig, f"{data.corpus}-keyword-trends", key="dl_kw_time")
-            st.dataframe(
-                trend,
-                hide_index=True,
-                key="kw_time_table",
-                column_config={"share": st.column_config.NumberColumn(format="percent")},
-            )
+            _share_table(trend, "kw_time_table")
         if picked_topics:
             trend = per_run(data, _topic_trend, "year", tuple(picked_topics))
             st.plotly_chart(
@@ -110,12 +114,7 @@ with across:
             st.plotly_chart(
                 charts.class_bars(trend, series="term", dimension=dimension), key="kw_class"
             )
-            st.dataframe(
-                trend,
-                hide_index=True,
-                key="kw_class_table",
-                column_config={"share": st.column_config.NumberColumn(format="percent")},
-            )
+            _share_table(trend, "kw_class_table")
         if picked_topics:
             trend = per_run(data, _topic_trend, dimension, tuple(picked_topics))
             st.plotly_chart(
