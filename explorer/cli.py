@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from explorer import __version__, artifacts
+from explorer.embed import PRECISIONS
 from explorer.errors import ExplorerError
 
 EXIT_ERROR = 2
@@ -86,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
         help="sentence-transformers model (default: packaged all-MiniLM-L6-v2, offline)",
     )
     b.add_argument(
+        "--embedding-precision",
+        choices=("auto", *PRECISIONS),
+        default="auto",
+        help="bfloat16 is ~2.5x faster on CPUs with native bfloat16 (AVX512-BF16, AMX) and "
+        "within 1e-4 cosine of float32; auto picks it where the CPU has it (default: auto)",
+    )
+    b.add_argument(
         "--text-column", help="CSV/JSONL/Parquet: column with the abstract (default: abstract)"
     )
     b.add_argument(
@@ -127,6 +135,7 @@ def info_summary(run: artifacts.Run) -> dict:
         "years": counts["years"],
         "venues": counts["venues"],
         "embedding_model": m["config"]["embedding_model_id"],
+        "embedding_precision": m["config"].get("embedding_precision", "float32"),
         "params": m["config"]["params"],
         "timings": m["timings"],
         "counts": counts,
@@ -140,7 +149,8 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
     lines = [
         f"Corpus {run.corpus!r}, run {run.run_id}{' (reused)' if reused else ''}: {run.path}",
         f"  papers: {c['papers']} kept, {c['skipped']} skipped, {c['merged']} duplicates merged",
-        f"  embedded: {c['embedded_new']} new, {c['embedded_cached']} from cache",
+        f"  embedded: {c['embedded_new']} new, {c['embedded_cached']} from cache"
+        f" ({m['config'].get('embedding_precision', 'float32')})",
         f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
         "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
     ]
@@ -163,6 +173,7 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
         name=args.name,
         inputs=tuple(inputs),
         embedding_model=args.embedding_model,
+        embedding_precision=args.embedding_precision,
         seed=args.seed,
         min_topic_size=args.min_topic_size,
         read_options=ReadOptions(
@@ -233,7 +244,7 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
     print(
         f"  years: {', '.join(map(str, summary['years'])) or '-'}  venues: {', '.join(summary['venues']) or '-'}"
     )
-    print(f"  model: {summary['embedding_model']}")
+    print(f"  model: {summary['embedding_model']} ({summary['embedding_precision']})")
     print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary["timings"].items()))
 
 

@@ -1,7 +1,8 @@
 """Sentence embeddings behind a content-addressed cache: a text is embedded once per model.
 
-Layout: ``<cache>/embeddings/<model-slug>/shard-*.npz``, each shard holding ``keys``
-(sha256 of the normalised text, with the cache version) and ``vectors`` (float32).
+Layout: ``<cache>/embeddings/<model-slug>[@bfloat16]/shard-*.npz``, each shard holding
+``keys`` (sha256 of the normalised text, with the cache version) and ``vectors`` (float32).
+Vectors computed in bfloat16 live in their own folder: the two precisions never mix.
 Shards are written to a temporary name and renamed, so a killed build keeps
 every finished chunk and never leaves a torn file.
 """
@@ -21,13 +22,18 @@ from pathlib import Path
 
 import numpy as np
 
+from explorer.memory import release_freed_memory
+
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 CACHE_VERSION = 1
 # Texts per encode call: small enough that progress and the on-disk cache advance
 # every ~20 s on two cores, large enough that batching is unaffected.
 CHUNK_SIZE = 256
-BATCH_SIZE = 32
+# Texts per forward pass. On two cores 8-16 are as fast as 32 (the CPU is saturated either
+# way) and the activations of the longest abstracts peak lower: 512 longest ICML abstracts
+# in bfloat16 peaked at 782 MB with 32, 703-726 MB with 16.
+BATCH_SIZE = 16
 # Shards beyond this count are merged into one, so a cache that has seen many small
 # additions (keyword candidates, added papers) still opens with a few file reads.
 MAX_SHARDS = 64
@@ -35,6 +41,39 @@ MAX_SHARDS = 64
 # from: BERTopic asks for keyword embeddings once per topic, and re-reading every shard
 # for each request cost 58 s of a 78 s fit on ICML 2013-2019.
 _MEMORY: dict[Path, tuple[dict[str, np.ndarray], set[str]]] = {}
+
+
+# float32 is exact; bfloat16 runs the model's matrix products in bfloat16 (torch autocast),
+# which CPUs with native bfloat16 instructions (AVX512-BF16, AMX) do ~2.5x faster. On this
+# 2-core EPYC: 480 ICML abstracts 16.1 s -> 6.7 s; cosine to the float32 vectors >= 0.9999
+# (mean 0.99998); 99.5% of each abstract's 10 nearest neighbours unchanged.
+PRECISIONS = ("float32", "bfloat16")
+
+
+def native_bfloat16() -> bool:
+    """True when this CPU computes bfloat16 in hardware (else autocast would emulate it, slower).
+
+    Read from /proc/cpuinfo where there is one, so deciding costs no torch import.
+    """
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        flags = set(cpuinfo.read_text(errors="replace").split())
+        return bool(flags & {"avx512_bf16", "amx_bf16"})
+    import torch
+
+    try:
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except AttributeError:  # a torch without these probes: assume no
+        return False
+
+
+def resolve_precision(choice: str) -> str:
+    """'auto' becomes bfloat16 where the CPU has it natively, float32 elsewhere."""
+    if choice == "auto":
+        return "bfloat16" if native_bfloat16() else "float32"
+    if choice not in PRECISIONS:
+        raise ValueError(f"embedding precision must be auto, {' or '.join(PRECISIONS)}: {choice!r}")
+    return choice
 
 
 def model_id(name: str) -> str:
@@ -69,9 +108,11 @@ def text_key(text: str) -> str:
 class EmbeddingCache:
     """Append-only shards of (key, vector) for one model."""
 
-    def __init__(self, root: Path, model: str) -> None:
+    def __init__(self, root: Path, model: str, precision: str = "float32") -> None:
         self.model = model_id(model)
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)
+        if precision != "float32":  # float32 keeps the folder name caches always had
+            slug = f"{slug}@{precision}"
         self.directory = Path(root) / "embeddings" / slug
 
     def load(self) -> dict[str, np.ndarray]:
@@ -135,13 +176,14 @@ def embed_texts(
     cache_root: Path,
     progress: bool = True,
     model=None,
+    precision: str = "float32",
 ) -> tuple[np.ndarray, int]:
     """Vectors for `texts` (row i for text i) and how many had to be computed.
 
     Missing texts are embedded longest-first (the order sentence-transformers uses
     internally) in chunks, each chunk saved as soon as it is done.
     """
-    cache = EmbeddingCache(cache_root, model_name)
+    cache = EmbeddingCache(cache_root, model_name, precision)
     known = cache.load()
     keys = [text_key(t) for t in texts]
     missing: dict[str, str] = {}
@@ -156,12 +198,15 @@ def embed_texts(
         with tqdm(total=len(order), desc="Embedding", unit="abstract", disable=not progress) as bar:
             for start in range(0, len(order), CHUNK_SIZE):
                 chunk = order[start : start + CHUNK_SIZE]
-                vectors = model.encode(
-                    [missing[k] for k in chunk],
-                    batch_size=BATCH_SIZE,
-                    show_progress_bar=False,
-                    convert_to_numpy=True,
-                )
+                with _autocast(precision):
+                    vectors = model.encode(
+                        [missing[k] for k in chunk],
+                        batch_size=BATCH_SIZE,
+                        show_progress_bar=False,
+                        convert_to_numpy=True,
+                    )
+                vectors = np.asarray(vectors, dtype=np.float32)
+                release_freed_memory()  # activations of this chunk: not kept for the next
                 known.update(zip(chunk, vectors, strict=True))
                 cache.save(chunk, vectors)
                 bar.update(len(chunk))
@@ -169,6 +214,17 @@ def embed_texts(
     if not keys:
         return np.zeros((0, 0), dtype=np.float32), 0
     return np.stack([known[k] for k in keys]).astype(np.float32), len(missing)
+
+
+def _autocast(precision: str):
+    """Where the model's matrix products run in bfloat16; a no-op context for float32."""
+    import contextlib
+
+    if precision == "float32":
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.autocast("cpu", dtype=torch.bfloat16)
 
 
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from explorer import __version__, artifacts
-from explorer.errors import BuildLockedError
+from explorer.errors import ArtifactError, BuildLockedError
+from explorer.memory import release_freed_memory
 from explorer.sources import ReadOptions, detect_format, expand_inputs, read_inputs
 
 TMP_PREFIX = ".tmp-"
@@ -42,6 +43,7 @@ class BuildConfig:
     name: str
     inputs: tuple[str, ...]
     embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_precision: str = "auto"  # auto | float32 | bfloat16 (explorer.embed.PRECISIONS)
     seed: int = 42
     min_topic_size: int | None = None
     read_options: ReadOptions = field(default_factory=ReadOptions)
@@ -92,6 +94,7 @@ class StageTimer:
             self.log(f"{message}…")
         start = time.perf_counter()
         yield
+        release_freed_memory()  # the next stage's peak should not stack on this one's garbage
         self.seconds[name] = round(time.perf_counter() - start, 3)
         if message:  # silent stages still count in the summary
             self.log(f"  {name}: {self.seconds[name]:.1f} s")
@@ -153,6 +156,7 @@ def build(
     from explorer.topics import default_params
 
     params = default_params(len(corpus), min_topic_size=config.min_topic_size, seed=config.seed)
+    precision = _precision(config, cache_dir)
     recorded = {
         "embedding_model": config.embedding_model,
         "seed": config.seed,
@@ -160,6 +164,8 @@ def build(
         "params": params.as_dict(),
         "read_options": asdict(config.read_options),
     }
+    if precision != "float32":  # float32 runs keep the ids they had before precision existed
+        recorded["embedding_precision"] = precision
     run_id = _run_id(recorded, inputs)
 
     with corpus_lock(corpus_dir):
@@ -187,6 +193,26 @@ def build(
     return BuildResult(run=artifacts.open_run(cache_dir, config.name, run_id), reused=False)
 
 
+def _precision(config: BuildConfig, cache_dir: Path) -> str:
+    """The precision to embed in.
+
+    'auto' keeps the precision of the corpus's latest run, whose embeddings are cached, so a
+    re-fit or an added paper never re-embeds the rest; a new corpus gets bfloat16 where the
+    CPU has it natively, else float32.
+    """
+    from explorer.embed import PRECISIONS, resolve_precision
+
+    if config.embedding_precision == "auto":
+        run_id = artifacts.latest_run_id(cache_dir, config.name)
+        if run_id is not None:
+            with contextlib.suppress(ArtifactError):
+                run = artifacts.read_manifest(cache_dir / config.name / run_id)
+                kept = run.get("config", {}).get("embedding_precision", "float32")
+                if kept in PRECISIONS:
+                    return kept
+    return resolve_precision(config.embedding_precision)
+
+
 def _compute_and_write(
     corpus, config, params, recorded, inputs, run_id, tmp, cache_dir, timer, progress
 ) -> dict:
@@ -200,15 +226,28 @@ def _compute_and_write(
     docs = [p.text for p in corpus.papers]
     ids = papers["paper_id"].tolist()
 
-    with timer.stage("embed", f"Embedding {len(docs)} abstracts with {config.embedding_model}"):
+    precision = recorded.get("embedding_precision", "float32")
+    with timer.stage(
+        "embed", f"Embedding {len(docs)} abstracts with {config.embedding_model} ({precision})"
+    ):
         embeddings, n_new = embed_texts(
-            docs, model_name=config.embedding_model, cache_root=cache_dir, progress=progress
+            docs,
+            model_name=config.embedding_model,
+            cache_root=cache_dir,
+            progress=progress,
+            precision=precision,
         )
     with timer.stage("neighbors", "Finding nearest neighbours"):
         graph = knn_graph(embeddings, max(params.n_neighbors, S.N_SIMILAR + 1))
     with timer.stage("topics", "Fitting topics (UMAP 5-D, HDBSCAN, c-TF-IDF, KeyBERT keywords)"):
         fit = fit_topics(
-            docs, embeddings, graph, params, model_name=config.embedding_model, cache_root=cache_dir
+            docs,
+            embeddings,
+            graph,
+            params,
+            model_name=config.embedding_model,
+            cache_root=cache_dir,
+            precision=precision,
         )
     with timer.stage("projection", "Projecting to 2-D for the map"):
         coords = project_2d(
@@ -308,7 +347,11 @@ def _compute_and_write(
         "corpus": config.name,
         "run_id": run_id,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config": {**recorded, "embedding_model_id": model_id(config.embedding_model)},
+        "config": {
+            **recorded,
+            "embedding_model_id": model_id(config.embedding_model),
+            "embedding_precision": precision,
+        },
         "inputs": inputs,
         "counts": {
             "papers": len(papers),

@@ -19,7 +19,10 @@ import numpy as np
 
 from explorer.embed import normalise_rows
 
-_BLOCK = 2048
+# Rows of the similarity matrix per step. Each step holds the block, its negation and
+# argpartition's int64 indices (~16 bytes x rows x n): at 11,268 papers 2048 rows peaked
+# 516 MB over the base in 1.76 s, 256 rows 63 MB in 0.72 s (smaller blocks stay in cache).
+_BLOCK = 256
 
 
 @dataclass(frozen=True)

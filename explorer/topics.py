@@ -114,14 +114,18 @@ def assign_outliers(
     return out, threshold
 
 
-def _cached_embedder(model_name: str, cache_root: Path):
+def _cached_embedder(model_name: str, cache_root: Path, precision: str):
     """A BERTopic embedder that goes through our cache (keyword candidates repeat across fits)."""
     from bertopic.backend import BaseEmbedder
 
     class CachedEmbedder(BaseEmbedder):
         def embed(self, documents, verbose: bool = False) -> np.ndarray:
             vectors, _ = embed_texts(
-                list(documents), model_name=model_name, cache_root=cache_root, progress=False
+                list(documents),
+                model_name=model_name,
+                cache_root=cache_root,
+                progress=False,
+                precision=precision,
             )
             return vectors
 
@@ -160,6 +164,7 @@ def fit_topics(
     *,
     model_name: str,
     cache_root: Path,
+    precision: str = "float32",
 ) -> TopicFit:
     """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
     from bertopic import BERTopic
@@ -185,7 +190,7 @@ def fit_topics(
         labels = np.zeros(len(docs), dtype=np.int64)
     labels, threshold = assign_outliers(embeddings, labels, params.outlier_quantile)
     model = BERTopic(
-        embedding_model=_cached_embedder(model_name, cache_root),
+        embedding_model=_cached_embedder(model_name, cache_root, precision),
         umap_model=_Precomputed(reduced),
         hdbscan_model=BaseCluster(),
         vectorizer_model=CountVectorizer(

@@ -1,5 +1,9 @@
-import numpy as np
+import json
 
+import numpy as np
+import pytest
+
+from explorer import artifacts, embed
 from explorer.embed import _MEMORY, EmbeddingCache, embed_texts, model_id, text_key
 
 
@@ -55,3 +59,62 @@ def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path)
     after = EmbeddingCache(tmp_path, "all-MiniLM-L6-v2").load()
     assert after.keys() == before.keys()
     assert all(np.array_equal(after[k], before[k]) for k in before)
+
+
+def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
+    """The real packaged model: bfloat16 stays within 1e-3 cosine, in its own cache folder."""
+    from explorer.embed import load_model
+
+    model = load_model()
+    texts = [
+        "We study regret bounds for contextual bandits with adversarial contexts.",
+        "A diffusion model for protein structure generation conditioned on sequence.",
+        "Graph neural networks fail to count substructures; we propose a fix.",
+    ]
+    exact, new = embed_texts(texts, cache_root=tmp_path, model=model, progress=False)
+    assert new == 3
+    fast, new = embed_texts(
+        texts, cache_root=tmp_path, model=model, progress=False, precision="bfloat16"
+    )
+    assert new == 3  # float32 vectors are never handed out as bfloat16 ones, or back
+    assert fast.dtype == np.float32
+    cosine = (exact * fast).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(fast, axis=1)
+    assert cosine.min() > 0.999
+    folders = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
+    assert folders == [
+        "sentence-transformers_all-MiniLM-L6-v2",
+        "sentence-transformers_all-MiniLM-L6-v2@bfloat16",
+    ]
+    _, new = embed_texts(
+        texts, cache_root=tmp_path, model=model, progress=False, precision="bfloat16"
+    )
+    assert new == 0
+
+
+def test_auto_precision_follows_the_cpu(monkeypatch):
+    monkeypatch.setattr(embed, "native_bfloat16", lambda: True)
+    assert embed.resolve_precision("auto") == "bfloat16"
+    monkeypatch.setattr(embed, "native_bfloat16", lambda: False)
+    assert embed.resolve_precision("auto") == "float32"
+    assert embed.resolve_precision("bfloat16") == "bfloat16"
+    with pytest.raises(ValueError, match="float16"):
+        embed.resolve_precision("float16")
+
+
+def test_auto_keeps_the_corpus_precision_so_a_refit_reuses_its_embeddings(tmp_path, monkeypatch):
+    from explorer.pipeline import BuildConfig, _precision
+
+    monkeypatch.setattr(embed, "native_bfloat16", lambda: True)
+    config = BuildConfig(name="c", inputs=("x",))
+    assert _precision(config, tmp_path) == "bfloat16"  # a new corpus: the CPU decides
+    run = tmp_path / "c" / "r1"
+    run.mkdir(parents=True)
+    (run / artifacts.MANIFEST).write_text(json.dumps({"config": {"seed": 42}}))
+    assert _precision(config, tmp_path) == "float32"  # built before precisions existed
+    (run / artifacts.MANIFEST).write_text(
+        json.dumps({"config": {"embedding_precision": "bfloat16"}})
+    )
+    monkeypatch.setattr(embed, "native_bfloat16", lambda: False)
+    assert _precision(config, tmp_path) == "bfloat16"
+    explicit = BuildConfig(name="c", inputs=("x",), embedding_precision="float32")
+    assert _precision(explicit, tmp_path) == "float32"
