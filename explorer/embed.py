@@ -9,6 +9,7 @@ every finished chunk and never leaves a torn file.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -218,8 +219,6 @@ def embed_texts(
 
 def _autocast(precision: str):
     """Where the model's matrix products run in bfloat16; a no-op context for float32."""
-    import contextlib
-
     if precision == "float32":
         return contextlib.nullcontext()
     import torch
