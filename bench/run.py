@@ -109,18 +109,16 @@ def _load_row(load: dict) -> str:
     The websocket run is the target's row. The Chromium run is shown for reference with no
     verdict: on 2 cores its 20 browsers take the CPU the server needs (see the CPU column).
     """
-    browser = load.get("client", "browser") == "browser"
+    browser = load["client"] == "browser"
     ok = not load["errors"] and load["rss_growth"] is not None and load["rss_growth"] < 0.10
     label = (
         f"load (reference, client-bound): {load['sessions']} Chromium sessions × "
         f"{load['seconds']:.0f} s"
         if browser
         else f"load: {load['sessions']} websocket sessions × {load['seconds']:.0f} s on "
-        f"{load.get('corpus', 'icml-2013-2019')}, RSS growth < 10%, no errors"
+        f"{load['corpus']}, RSS growth < 10%, no errors"
     )
-    cpu = ""
-    if "server_cpu_s" in load:
-        cpu = f", CPU server {load['server_cpu_s']} s / clients {load['clients_cpu_s']} s"
+    cpu = f", CPU server {load['server_cpu_s']} s / clients {load['clients_cpu_s']} s"
     return _row(
         label,
         f"{load['filter_changes']} filter changes, chart p50 {load['latency_p50_s']} s, "
@@ -153,8 +151,8 @@ def table() -> str:
         rss_rows.append(rss)
     emb = _load("embedding")
     if emb:
-        ours = f"{emb['ours_per_s']}/s ({emb.get('precision', 'float32')})"
-        if "ours_float32_per_s" in emb and emb.get("precision") != "float32":
+        ours = f"{emb['ours_per_s']}/s ({emb['precision']})"
+        if emb["precision"] != "float32":
             ours += f"; float32 {emb['ours_float32_per_s']}/s (ratio {emb['float32_ratio']})"
         rows.append(_row(
             "2. embedding throughput (ratio ≥ 0.95)", ours,
