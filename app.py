@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from explorer.ui import state
-from explorer.ui.data import corpora, headline
-from explorer.ui.widgets import share_box, warn_unknown
+from explorer.view.text import md
+from explorer.view.ui import state
+from explorer.view.ui.data import corpora, headline
+from explorer.view.ui.widgets import share_box, warn_unknown
 
 st.set_page_config(page_title="Topic Explorer", page_icon="🗺️", layout="wide")
 
@@ -20,7 +21,7 @@ if names:
     with st.sidebar:
         warn_unknown(state.CORPUS, names)
         picked = st.selectbox("Corpus", names, key=state.CORPUS, bind="query-params")
-        st.caption(headline(picked))
+        st.caption(md(headline(picked)))
 else:
     pages = [st.Page("pages/no_corpus.py", title="Get started", icon="🚀", default=True)]
 

@@ -27,8 +27,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     require_shared(ICML)
-    from explorer.embed import BATCH_SIZE, embed_texts, load_model, resolve_precision
-    from explorer.sources import ReadOptions, read_inputs
+    from explorer.build.embed import BATCH_SIZE, embed_texts, load_model, resolve_precision
+    from explorer.build.sources import ReadOptions, read_inputs
 
     papers = read_inputs((str(ICML / "icml2019.json"),), ReadOptions()).papers
     texts = [p.text for p in papers][: args.texts]

@@ -26,7 +26,7 @@ def main(inputs: list[str]) -> None:
         stages[name] = round(now - clock, 2)
         clock = now
 
-    from explorer.sources import ReadOptions, read_inputs
+    from explorer.build.sources import ReadOptions, read_inputs
 
     docs = [p.text for p in read_inputs(tuple(inputs), ReadOptions()).papers]
     lap("read")

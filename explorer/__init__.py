@@ -1,9 +1,8 @@
 """Topic Explorer: research-paper abstracts in, an interactive topic dashboard out.
 
-The package is split in two worlds (see DESIGN.md): the pipeline modules
-(`sources`, `embed`, `topics`, `project`, `summarise`, `pipeline`) may import the
-heavy modelling stack lazily; the viewer modules (`artifacts`, `store`, `charts`,
-`ui`) never do, so a hosted dashboard runs without torch.
+Two worlds (DESIGN.md): `explorer.build` (read, embed, fit, project, summarise) may import
+the heavy modelling stack lazily; `explorer.view` (store, charts, search, text, ui) never
+does, so a hosted dashboard runs without torch. They meet at `explorer.artifacts`.
 """
 
 __version__ = "0.1.0"

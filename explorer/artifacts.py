@@ -7,13 +7,16 @@ A run is a directory ``<cache>/<corpus>/<run_id>/`` that exists only once its
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -72,14 +75,30 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Call `write(handle)` on a temporary sibling, then rename it to `path`: readers see the
+    old file or the new one, never half of one, and a failed write leaves nothing behind."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write a small file so readers see the old or the new content, never half."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    """`atomic_write` of a UTF-8 text."""
+    atomic_write(path, lambda handle: handle.write(text.encode("utf-8")))
+
+
+def atomic_save_array(path: Path, array: np.ndarray) -> None:
+    """`atomic_write` of one .npy array (never pickled)."""
+    atomic_write(path, lambda handle: np.save(handle, array, allow_pickle=False))
 
 
 def write_table(directory: Path, name: str, frame: pd.DataFrame) -> None:

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 from explorer import __version__, artifacts
-from explorer.embed import PRECISIONS
-from explorer.errors import ExplorerError
+from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
+from explorer.build.topics import DEFAULT_SEED
+from explorer.errors import ExplorerError, describe_os_error
 
 EXIT_ERROR = 2
 
@@ -59,7 +60,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     pub.add_argument("name", help="corpus to publish (its latest run)")
     pub.add_argument("dest", type=Path, metavar="DIR", help="folder to write")
-    pub.add_argument("--force", action="store_true", help="replace a non-empty DIR")
+    pub.add_argument(
+        "--force",
+        action="store_true",
+        help="also replace files an earlier publish wrote that were edited since "
+        "(never touches files it did not write)",
+    )
 
     b = sub.add_parser("build", help="build or update a corpus from abstracts")
     b.add_argument(
@@ -74,7 +80,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep the inputs of the corpus's latest run and add these",
     )
-    b.add_argument("--seed", type=int, default=42, help="random seed for UMAP (default 42)")
+    b.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"random seed for UMAP (default {DEFAULT_SEED})",
+    )
     b.add_argument(
         "--min-topic-size",
         type=int,
@@ -83,8 +94,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.add_argument(
         "--embedding-model",
-        default="all-MiniLM-L6-v2",
-        help="sentence-transformers model (default: packaged all-MiniLM-L6-v2, offline)",
+        default=DEFAULT_MODEL,
+        help=f"sentence-transformers model: the packaged {DEFAULT_MODEL} (default) or a "
+        "local model folder",
     )
     b.add_argument(
         "--embedding-precision",
@@ -159,8 +171,8 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
 
 
 def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
-    from explorer.pipeline import BuildConfig, build, prepare_environment
-    from explorer.sources import ReadOptions
+    from explorer.build.pipeline import BuildConfig, build, prepare_environment
+    from explorer.build.sources import ReadOptions
 
     prepare_environment(cache_dir)
     artifacts.check_corpus_name(args.name)
@@ -190,7 +202,7 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
 
 
 def _cmd_fetch(args: argparse.Namespace, cache_dir: Path) -> None:
-    from explorer import fetch as F
+    from explorer.build import fetch as F
 
     out_dir, name = args.out_dir, args.name
     if args.source[0] == "paperlists":
@@ -249,7 +261,7 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
 
 
 def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
-    from explorer.store import export_frame
+    from explorer.view.store import export_frame
 
     run = artifacts.open_run(cache_dir, args.name)
     frame = export_frame(run.table("papers"))
@@ -292,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         COMMANDS[args.command](args, cache_dir)
     except ExplorerError as exc:
         print(f"explorer: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:  # disk full, a path under a file, an unwritable folder...
+        print(f"explorer: error: {describe_os_error(exc, cache_dir)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("explorer: interrupted", file=sys.stderr)

@@ -1,13 +1,19 @@
 """`explorer publish NAME DIR`: a self-contained folder that serves one corpus, viewer only.
 
-The folder holds the app (app.py, pages/, the explorer package), the corpus's latest run
-(copied, integrity-checked first), a requirements.txt with only what serving needs, the
-production Streamlit config, a Dockerfile and a README on deploying it. It runs with
-``pip install -r requirements.txt && streamlit run app.py``, from that folder.
+The folder holds the app (app.py, pages/, the viewer's part of the explorer package, by
+allow-list), the corpus's latest run (copied, integrity-checked first), a requirements.txt
+with only what serving needs, the production Streamlit config, a Dockerfile and a README
+on deploying it. It runs with ``pip install -r requirements.txt && streamlit run app.py``.
+
+Publishing never destroys what it did not write. A marker file lists every file a publish
+wrote (with its hash); publishing again into that folder replaces exactly those files and
+leaves everything else (a `.git`, notes) alone. Any other non-empty folder is refused, as
+are the home folder, `/`, the project and the cache.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -21,12 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # folder should not change under its users when a new release appears).
 VIEWER_PACKAGES = ("streamlit", "plotly", "pandas", "pyarrow", "numpy")
 _APP_FILES = ("app.py", ".streamlit/config.toml", "Dockerfile")
-# Modules the viewer never needs; left out so a published folder carries no model code.
-# (embed.py stays: semantic search uses it if the host installs the model packages.)
-_BUILD_ONLY = (
-    "pipeline.py", "topics.py", "project.py", "summarise.py", "fetch.py", "publish.py", "cli.py",
-    "sources",
+# What of the explorer package a published folder carries: the contract and the view
+# world, plus the query encoder's modules (explorer.view.encoder's declared exception:
+# semantic search uses them where the host installs the model packages).
+PACKAGE_ALLOW = (
+    "__init__.py", "artifacts.py", "errors.py", "vectors.py", "view",
+    "build/__init__.py", "build/embed.py", "build/memory.py",
 )  # fmt: skip
+MARKER = ".explorer-publish.json"
 
 
 def _requirements() -> str:
@@ -77,37 +85,132 @@ Every filter lives in the URL: filter the map, then copy the address bar (or the
 
 
 def publish(cache_dir: Path, corpus: str, dest: Path, *, force: bool = False) -> Path:
-    """Write the folder (to a temporary sibling, renamed into place when complete)."""
+    """Write (or refresh) the folder; `force` also replaces published files edited since."""
     run = artifacts.open_run(cache_dir, corpus)  # verified: a tampered run is not shipped
-    dest = Path(dest).resolve()
-    if dest.exists() and any(dest.iterdir()):
-        if not force:
-            raise ExplorerError(f"{dest} exists and is not empty; pass --force to replace it")
-        if (dest / "cache").resolve() == Path(cache_dir).resolve():
-            raise ExplorerError(f"{dest} holds the cache being published from")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
+    dest = Path(dest).expanduser().resolve()
+    check_destination(dest, Path(cache_dir))
+    previous = _previous_files(dest)
+    staging = dest.parent / f".{dest.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
     try:
-        for name in _APP_FILES:
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, tmp / name)
-        shutil.copytree(ROOT / "pages", tmp / "pages", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(
-            ROOT / "explorer",
-            tmp / "explorer",
-            ignore=shutil.ignore_patterns("__pycache__", *_BUILD_ONLY),
-        )
-        target = tmp / "cache" / corpus / run.run_id
-        shutil.copytree(run.path, target)
-        artifacts.atomic_write_text(tmp / "cache" / corpus / artifacts.LATEST, run.run_id)
-        (tmp / "requirements.txt").write_text(_requirements())
-        (tmp / "README.md").write_text(_readme(corpus, run.run_id, run.manifest["counts"]))
-        artifacts.open_run(tmp / "cache", corpus)  # the copy verifies like the original
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        _write_folder(staging, run)
+        written = {
+            p.relative_to(staging).as_posix(): artifacts.sha256_file(p)
+            for p in sorted(staging.rglob("*"))
+            if p.is_file()
+        }
+        _check_replaceable(dest, previous, written, force=force)
+        _swap_in(staging, dest, previous, written)
+        marker = {"corpus": corpus, "run_id": run.run_id, "files": written}
+        artifacts.atomic_write_text(dest / MARKER, json.dumps(marker, indent=1, sort_keys=True))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return dest
+
+
+def check_destination(dest: Path, cache_dir: Path) -> None:
+    """Refuse folders a publish must never write into, whatever they hold."""
+    protected = {
+        Path("/"): "the file system root",
+        Path.home().resolve(): "your home folder",
+        ROOT: "the Topic Explorer project",
+        cache_dir.resolve(): "the cache",
+    }
+    for path, what in protected.items():
+        if dest == path or path.is_relative_to(dest):
+            raise ExplorerError(f"{dest}: refusing to publish into {what}; pick a new folder")
+    if dest.is_relative_to(cache_dir.resolve()):
+        raise ExplorerError(f"{dest}: refusing to publish inside the cache; pick a new folder")
+    for path in (dest, *dest.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise ExplorerError(f"{dest}: {path} is a file, not a folder; pick a new folder")
+            break
+
+
+def _previous_files(dest: Path) -> dict[str, str]:
+    """What an earlier publish wrote into `dest` ({} for a new or empty folder)."""
+    if not dest.is_dir() or not any(dest.iterdir()):
+        return {}
+    try:
+        marker = json.loads((dest / MARKER).read_text(encoding="utf-8"))
+        files = marker["files"]
+        if not isinstance(files, dict):
+            raise TypeError
+    except FileNotFoundError:
+        raise ExplorerError(
+            f"{dest}: not empty and not written by explorer publish; "
+            "nothing was changed (publish into a new or empty folder)"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ExplorerError(f"{dest / MARKER}: unreadable; nothing was changed") from None
+    for name in files:
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ExplorerError(f"{dest / MARKER}: lists {name!r}, outside the folder")
+    return {str(k): str(v) for k, v in files.items()}
+
+
+def _check_replaceable(
+    dest: Path, previous: dict[str, str], written: dict[str, str], *, force: bool
+) -> None:
+    """Before anything changes: no file of the user's is in the way, no edit is lost."""
+    for name in written:
+        target = dest / name
+        blocked = [p for p in (target, *target.parents) if p != dest and p.is_relative_to(dest)]
+        for path in blocked:
+            rel = path.relative_to(dest).as_posix()
+            if path.is_file() and rel not in previous:
+                raise ExplorerError(
+                    f"{path}: exists and was not written by explorer publish; nothing was changed"
+                )
+    for name, digest in previous.items():
+        target = dest / name
+        if not force and target.is_file() and artifacts.sha256_file(target) != digest:
+            raise ExplorerError(
+                f"{target}: edited since it was published; nothing was changed "
+                "(--force replaces it)"
+            )
+
+
+def _swap_in(staging: Path, dest: Path, previous: dict[str, str], written: dict[str, str]) -> None:
+    """Remove the files the last publish wrote that this one does not, move the new ones in."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in sorted(set(previous) - set(written)):
+        (dest / name).unlink(missing_ok=True)
+        _remove_empty_parents(dest / name, dest)
+    for name in written:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / name, target)
+
+
+def _remove_empty_parents(path: Path, root: Path) -> None:
+    for parent in path.parents:
+        if parent == root or not parent.is_relative_to(root):
+            return
+        try:
+            parent.rmdir()  # only succeeds when empty
+        except OSError:
+            return
+
+
+def _write_folder(folder: Path, run: artifacts.Run) -> None:
+    """Everything the published folder holds, into a fresh `folder`."""
+    for name in _APP_FILES:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, folder / name)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "pages", folder / "pages", ignore=skip)
+    package = Path(__file__).resolve().parent
+    for name in PACKAGE_ALLOW:
+        source, target = package / name, folder / "explorer" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=skip)
+        else:
+            shutil.copy2(source, target)
+    shutil.copytree(run.path, folder / "cache" / run.corpus / run.run_id)
+    artifacts.atomic_write_text(folder / "cache" / run.corpus / artifacts.LATEST, run.run_id)
+    (folder / "requirements.txt").write_text(_requirements())
+    (folder / "README.md").write_text(_readme(run.corpus, run.run_id, run.manifest["counts"]))
+    artifacts.open_run(folder / "cache", run.corpus)  # the copy verifies like the original

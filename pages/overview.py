@@ -3,10 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import charts
-from explorer.store import class_counts
-from explorer.ui.data import current
-from explorer.ui.router import ensure_router
+from explorer.view import charts
+from explorer.view.store import class_counts
+from explorer.view.text import md, md_format
+from explorer.view.ui.data import current
+from explorer.view.ui.router import ensure_router
 
 ensure_router()
 
@@ -15,7 +16,7 @@ m = data.manifest
 counts = m["counts"]
 papers = data.papers
 
-st.title(f"Overview: {data.corpus}")
+st.title(md_format("Overview: {corpus}", corpus=data.corpus))
 cols = st.columns(4)
 cols[0].metric("Papers", f"{counts['papers']:,}")
 cols[1].metric("Topics", counts["topics"])
@@ -25,7 +26,7 @@ cols[3].metric(
     "Years", f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "—")
 )
 for message in m.get("messages", []):
-    st.warning(message)
+    st.warning(md(message))
 
 left, right = st.columns([3, 2])
 with left:
@@ -70,4 +71,9 @@ st.dataframe(
     ).astype(str),
     hide_index=True,
 )
-st.caption("Seconds per stage: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()))
+st.caption(
+    md_format(
+        "Seconds per stage: {stages}",
+        stages=", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
+    )
+)

@@ -3,13 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import charts
-from explorer.store import export_frame, filter_papers
-from explorer.ui import state
-from explorer.ui.data import current, per_run
-from explorer.ui.router import ensure_router
-from explorer.ui.search import results_table, search_box
-from explorer.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
+from explorer.view import charts
+from explorer.view.store import export_frame, filter_papers
+from explorer.view.text import md, md_format
+from explorer.view.ui import state
+from explorer.view.ui.data import current, per_run
+from explorer.view.ui.router import ensure_router
+from explorer.view.ui.search import results_table, search_box
+from explorer.view.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
 
 ensure_router()
 
@@ -36,7 +37,7 @@ paper_id = query_select(
 
 if paper_id:
     paper = by_id.loc[paper_id]
-    st.subheader(paper["title"], anchor=False)
+    st.subheader(md(paper["title"]), anchor=False)
     if paper["title_derived"]:
         st.caption("Title derived from the abstract's first sentence (the source has no titles).")
     st.text(paper["authors"] or "(authors unknown)")
@@ -48,9 +49,15 @@ if paper_id:
     )
     for label, url in (("Paper", paper["url"]), ("Code", paper["code_url"])):
         if str(url).startswith(("https://", "http://")):
-            st.link_button(label, url)
+            st.link_button(md(label), url)
     st.text(paper["abstract"])
-    st.markdown(f"**Topic:** {paper['topic_id']} · probability {paper['probability']:.2f}")
+    st.markdown(
+        md_format(
+            "**Topic:** {topic} · probability {p:.2f}",
+            topic=paper["topic_id"],
+            p=paper["probability"],
+        )
+    )
     st.text(paper["topic_label"])
     dist = data.doc_topics[data.doc_topics["paper_id"] == paper_id].merge(
         data.topics[["topic_id", "label"]], on="topic_id"
@@ -75,7 +82,9 @@ found = search_box(data, shown)
 if found is not None:
     results_table(found, data=data, key="search_results")
     st.divider()
-st.caption(f"{len(shown):,} of {len(data.papers):,} papers match the filters.")
+st.caption(
+    md_format("{n:,} of {total:,} papers match the filters.", n=len(shown), total=len(data.papers))
+)
 paper_table(shown, data=data, key="papers_table")
 st.download_button(
     "Download these papers (CSV)",

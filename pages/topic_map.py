@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from explorer import charts
-from explorer.store import contrast_keywords, filter_papers, selection_to_ids, topic_mix
-from explorer.ui.data import current, per_run
-from explorer.ui.router import ensure_router
-from explorer.ui.search import results_table, search_box
-from explorer.ui.widgets import chart_download, filter_sidebar, paper_table
+from explorer.view import charts
+from explorer.view.store import contrast_keywords, filter_papers, selection_to_ids, topic_mix
+from explorer.view.text import md_format
+from explorer.view.ui.data import current, per_run
+from explorer.view.ui.router import ensure_router
+from explorer.view.ui.search import results_table, search_box
+from explorer.view.ui.widgets import chart_download, filter_sidebar, paper_table
 
 ensure_router()
 
@@ -26,7 +27,12 @@ with st.sidebar:
 
 total = len(data.papers)
 st.caption(
-    f"{len(shown):,} of {total:,} papers shown. Drag to lasso-select (box in the toolbar); double-click to reset."
+    md_format(
+        "{n:,} of {total:,} papers shown. "
+        "Drag to lasso-select (box in the toolbar); double-click to reset.",
+        n=len(shown),
+        total=total,
+    )
 )
 if shown.empty:
     st.info("No paper matches these filters.")
@@ -36,7 +42,11 @@ plotted = shown
 if len(shown) > charts.MAX_MAP_POINTS:
     plotted = shown.sample(charts.MAX_MAP_POINTS, random_state=0)
     st.warning(
-        f"Showing a random sample of {charts.MAX_MAP_POINTS:,} of {len(shown):,} papers to keep the map responsive."
+        md_format(
+            "Showing a random sample of {k:,} of {n:,} papers to keep the map responsive.",
+            k=charts.MAX_MAP_POINTS,
+            n=len(shown),
+        )
     )
 
 figure = charts.topic_map(
@@ -56,7 +66,7 @@ selected_ids = selection_to_ids(points, set(plotted["paper_id"])) if points else
 
 if selected_ids:
     selected = shown[shown["paper_id"].isin(selected_ids)]
-    st.subheader(f"Selection: {len(selected):,} papers")
+    st.subheader(md_format("Selection: {n:,} papers", n=len(selected)))
     left, right = st.columns(2)
     with left:
         st.markdown("**Topic mix**")

@@ -2,14 +2,17 @@
 
 import streamlit as st
 
-from explorer import charts
-from explorer.store import OUTLIER, topic_name, topic_table
-from explorer.ui import state
-from explorer.ui.data import current
-from explorer.ui.router import ensure_router
-from explorer.ui.widgets import paper_table, query_select
+from explorer.view import charts
+from explorer.view.store import OUTLIER, topic_name, topic_table
+from explorer.view.text import md, md_format, shorten
+from explorer.view.ui import state
+from explorer.view.ui.data import current
+from explorer.view.ui.router import ensure_router
+from explorer.view.ui.widgets import paper_table, query_select
 
 ensure_router()
+# Characters of a representative paper's abstract shown under its title.
+ABSTRACT_PREVIEW_CHARS = 220
 
 data = current()
 topics = data.topics
@@ -33,8 +36,8 @@ ids = [int(t) for t in real["topic_id"]]
 topic = query_select("Topic", ids, state.TOPIC_DETAIL, format_func=topic_name(topics)) or ids[0]
 row = topics[topics["topic_id"] == topic].iloc[0]
 members = data.papers[data.papers["topic_id"] == topic]
-st.subheader(f"Topic {topic}: {row['label']}", anchor=False)
-st.caption(f"{row['size']} papers ({row['share']:.1%} of the corpus)")
+st.subheader(md_format("Topic {id}: {label}", id=topic, label=row["label"]), anchor=False)
+st.caption(md_format("{n} papers ({share:.1%} of the corpus)", n=row["size"], share=row["share"]))
 
 left, right = st.columns(2)
 with left:
@@ -48,7 +51,7 @@ with right:
     for pid in row["representative_ids"]:
         paper = by_id.loc[pid]
         st.text(paper["title"])
-        st.caption(paper["abstract"][:220].replace("\n", " ") + "…")
+        st.caption(md(shorten(paper["abstract"], ABSTRACT_PREVIEW_CHARS)))
     hierarchy = data.hierarchy
     if len(hierarchy):
         parent = row["parent_id"]

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from explorer import charts
-from explorer.store import (
+from explorer.view import charts
+from explorer.view.store import (
     OUTLIER,
     class_values,
     keyword_trend,
@@ -11,10 +11,11 @@ from explorer.store import (
     topic_name,
     topic_trend,
 )
-from explorer.ui import state
-from explorer.ui.data import current, default_keywords, per_run
-from explorer.ui.router import ensure_router
-from explorer.ui.widgets import chart_download, warn_unknown
+from explorer.view.text import md_format
+from explorer.view.ui import state
+from explorer.view.ui.data import current, default_keywords, per_run
+from explorer.view.ui.router import ensure_router
+from explorer.view.ui.widgets import chart_download, warn_unknown
 
 ensure_router()
 
@@ -81,13 +82,17 @@ over_time, across, rising, topics_time = st.tabs(
 with over_time:
     if len(years) < 2:
         st.info(
-            f"This corpus covers a single year ({years[0] if years else 'unknown'}), so there is no time axis; compare classes in the next tab."
+            md_format(
+                "This corpus covers a single year ({year}), so there is no time axis; "
+                "compare classes in the next tab.",
+                year=years[0] if years else "unknown",
+            )
         )
     elif not terms and not picked_topics:
         st.info("Pick keywords or topics above.")
     else:
         raw = st.toggle("Raw counts instead of shares", key=state.RAW_COUNTS, bind="query-params")
-        st.caption("Years present: " + ", ".join(years))
+        st.caption(md_format("Years present: {years}", years=", ".join(years)))
         value_col = "papers" if raw else "share"
         if terms:
             trend = per_run(data, _keyword_trend, tuple(terms), "year")
@@ -140,15 +145,19 @@ with rising:
         else:
             ranked = per_run(data, _rising, dimension, before, after)
             st.caption(
-                "Ranked by the z-score of the log-odds ratio with an informative Dirichlet prior "
-                f"(Monroe et al. 2008). Positive: more common in {after} than in {before}. "
-                "Terms in fewer than 3 papers are left out."
+                md_format(
+                    "Ranked by the z-score of the log-odds ratio with an informative Dirichlet "
+                    "prior (Monroe et al. 2008). Positive: more common in {after} than in "
+                    "{before}. Terms in fewer than 3 papers are left out.",
+                    after=after,
+                    before=before,
+                )
             )
             st.plotly_chart(charts.rising_falling(ranked), key="rise_chart")
             cols = st.columns(2)
-            cols[0].markdown(f"**Rising towards {after}**")
+            cols[0].markdown(md_format("**Rising towards {value}**", value=after))
             cols[0].dataframe(ranked.head(15), hide_index=True, key="rising_table")
-            cols[1].markdown(f"**Falling towards {after}**")
+            cols[1].markdown(md_format("**Falling towards {value}**", value=after))
             cols[1].dataframe(ranked.tail(15).iloc[::-1], hide_index=True, key="falling_table")
 
 with topics_time:

@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_matrix
 
-from explorer import artifacts, summarise
+from explorer import artifacts
+from explorer.build import summaries as summarise
+from explorer.vectors import unit_float16
 
 WORDS = [f"term{i}" for i in range(2000)]
 
@@ -128,7 +130,7 @@ def write_synthetic_run(
     artifacts.write_array(tmp, "doc_terms_indptr", matrix.indptr.astype(np.int64))
     artifacts.write_array(tmp, "doc_terms_indices", matrix.indices.astype(np.int32))
     vectors = rng.normal(size=(n_papers, 384)).astype(np.float32)
-    artifacts.write_array(tmp, "embeddings", summarise.unit_float16(vectors))
+    artifacts.write_array(tmp, "embeddings", unit_float16(vectors))
     manifest = {
         "schema_version": artifacts.SCHEMA_VERSION,
         "corpus": name,

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, shown
 
 TIMEOUT = 60
 
@@ -19,7 +19,7 @@ TIMEOUT = 60
 def app(seed_cache, monkeypatch):
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(seed_cache))
     monkeypatch.chdir(ROOT)
-    from explorer.ui.data import load_run
+    from explorer.view.ui.data import load_run
 
     load_run.clear()
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
@@ -39,7 +39,7 @@ def run_page(app: AppTest, page: str, **params) -> AppTest:
 
 def texts(app: AppTest) -> str:
     return "\n".join(
-        str(e.value) for e in [*app.text, *app.markdown, *app.caption, *app.subheader, *app.title]
+        shown(e.value) for e in [*app.text, *app.markdown, *app.caption, *app.subheader, *app.title]
     )
 
 
@@ -55,12 +55,19 @@ def test_topic_map_filters_change_the_table(app, seed_run):
     at = run_page(app, "topic_map")
     assert "38 of 38 papers shown" in texts(at)
     assert len(at.dataframe[0].value) == 38
+    papers = seed_run.table("papers")
+    members = papers[papers["topic_id"] == 0]
     at.multiselect(key="topics").set_value([0]).run()
-    n0 = int((seed_run.table("papers")["topic_id"] == 0).sum())
+    n0 = len(members)
     assert f"{n0} of 38 papers shown" in texts(at)
     assert len(at.dataframe[0].value) == n0
-    at.text_input(key="q").set_value("spiking").run()
-    assert len(at.dataframe[0].value) < n0
+    # A word of the topic's first abstract that not every member has: the search narrows.
+    word = max(
+        (w for w in members["abstract"].iloc[0].lower().split() if w.isalpha()),
+        key=lambda w: (~members["abstract"].str.lower().str.contains(w)).sum(),
+    )
+    at.text_input(key="q").set_value(word).run()
+    assert 0 < len(at.dataframe[0].value) < n0, word
 
 
 def test_topics_page_detail_follows_the_picked_topic(app, seed_run):
@@ -86,7 +93,7 @@ def test_papers_deep_link_opens_that_paper(app, seed_run):
 
 def test_papers_bad_link_shows_a_notice(app):
     at = run_page(app, "papers", paper="no-such-paper")
-    assert any("Ignoring ?paper=no-such-paper" in w.value for w in at.warning)
+    assert any("Ignoring ?paper=no-such-paper" in shown(w.value) for w in at.warning)
 
 
 def test_no_corpus_page(tmp_path, monkeypatch):
@@ -95,6 +102,15 @@ def test_no_corpus_page(tmp_path, monkeypatch):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     assert not at.exception
     assert "explorer build data/icml2025 --name icml2025" in [c.value for c in at.code]
+
+
+def test_the_private_streamlit_flag_the_router_flips_still_exists():
+    """explorer/view/ui/router.py flips this flag; a Streamlit that renames it must fail here."""
+    import streamlit
+    from streamlit.runtime.pages_manager import PagesManager
+
+    assert "uses_pages_directory" in vars(PagesManager), streamlit.__version__
+    assert PagesManager.__annotations__["uses_pages_directory"] in ("bool | None", bool | None)
 
 
 def test_viewer_never_imports_the_modelling_stack(seed_cache):
@@ -106,7 +122,7 @@ def test_viewer_never_imports_the_modelling_stack(seed_cache):
         os.chdir({str(ROOT)!r})
         from streamlit.testing.v1 import AppTest
         at = AppTest.from_file("app.py", default_timeout=60).run()
-        for page in ("topic_map", "topics", "papers"):
+        for page in ("topic_map", "topics", "trends", "papers"):
             at.switch_page(f"pages/{{page}}.py"); at.run()
             assert not at.exception, at.exception
         heavy = sorted({{m.split(".")[0] for m in sys.modules}} & {{"torch", "sentence_transformers", "bertopic", "umap", "hdbscan", "transformers", "sklearn"}})
@@ -126,8 +142,8 @@ def trend_cache(tmp_path_factory):
     with a planted term ("zorblax") in 1 paper of 2019 and 12 of 2020."""
     import json
 
-    from explorer.pipeline import BuildConfig, build
-    from explorer.sources import read_inputs
+    from explorer.build.pipeline import BuildConfig, build
+    from explorer.build.sources import read_inputs
     from tests.conftest import SEED_DIR
 
     root = tmp_path_factory.mktemp("trend")
@@ -140,7 +156,7 @@ def trend_cache(tmp_path_factory):
                 {
                     "id": str(i),
                     "title": f"Paper {year}-{i}",
-                    "abstract": text + (" We use zorblax estimators." if planted else ""),
+                    "abstract": text + (" zorblax quuxification." if planted else ""),
                     "status": "Oral" if i % 4 == 0 else "Poster",
                     "author": "A; B",
                 }
@@ -161,7 +177,7 @@ def trend_cache(tmp_path_factory):
 def trends_app(trend_cache, monkeypatch, **params) -> AppTest:
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(trend_cache))
     monkeypatch.chdir(ROOT)
-    from explorer.ui.data import load_run
+    from explorer.view.ui.data import load_run
 
     load_run.clear()
     return run_page(
@@ -189,8 +205,8 @@ def test_planted_rising_term_ranks_first(trend_cache, monkeypatch):
     at = trends_app(trend_cache, monkeypatch)
     rising = at.dataframe[2].value
     assert rising.columns[:2].tolist() == ["term", "z"]
-    # The planted sentence "We use zorblax estimators." yields three tied n-grams on top.
-    assert set(rising["term"].head(3)) == {"zorblax", "zorblax estimators", "use zorblax"}
+    # The planted sentence "Zorblax quuxification." yields three tied n-grams on top.
+    assert set(rising["term"].head(3)) == {"zorblax", "quuxification", "zorblax quuxification"}
     assert rising["z"].iloc[2] > rising["z"].iloc[3]
     assert "zorblax" in at.multiselect(key="kw").value  # the default picks the top risers
 
@@ -210,13 +226,13 @@ def test_class_comparison_normalises_by_class_size(trend_cache, monkeypatch):
 
 def test_single_year_corpus_hides_the_time_axis(app):
     at = run_page(app, "trends")
-    assert any("single year (2025)" in i.value for i in at.info)
+    assert any("single year (2025)" in shown(i.value) for i in at.info)
 
 
 def test_stale_link_values_are_ignored_with_a_notice(app):
     at = run_page(app, "topic_map", topics="999: no such topic", corpus="no-such-corpus", kw="x")
-    warnings = " ".join(w.value for w in at.warning)
-    assert "'999: no such topic'" in warnings and "`topics`" in warnings
+    warnings = " ".join(shown(w.value) for w in at.warning)
+    assert "'999: no such topic'" in warnings and "link's topics" in warnings
     assert "'no-such-corpus'" in warnings
     assert "38 of 38 papers shown" in texts(at)  # the stale filter was dropped, not applied
 
@@ -245,38 +261,38 @@ def test_semantic_search_ranks_and_shares_via_url(app, seed_run):
     assert "score" in results.columns and results["score"].is_monotonic_decreasing
     assert set(results["title"].head(3)) & set(spiking)
     assert at.text_input(key="ask").value == "spiking neural networks"
-    assert "Keyword (TF-IDF) ranking" not in texts(at) + "".join(str(i.value) for i in at.info)
+    assert "Keyword (TF-IDF) ranking" not in texts(at) + "".join(shown(i.value) for i in at.info)
 
 
 def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run, monkeypatch):
-    import explorer.ui.search
+    import explorer.view.encoder
 
-    monkeypatch.setattr(explorer.ui.search, "semantic_available", lambda: False)
+    monkeypatch.setattr(explorer.view.encoder, "encoder_available", lambda: False)
     papers = seed_run.table("papers")
     topic = int(papers["topic_id"].iloc[0])
-    from explorer.store import topic_name
+    from explorer.view.store import topic_name
 
     name = topic_name(seed_run.table("topics"))(topic)  # the URL holds the picker's label
     at = run_page(app, "topic_map", ask="neural processes risk", topics=name)
-    assert any("Keyword (TF-IDF) ranking" in str(i.value) for i in at.info)
+    assert any("Keyword (TF-IDF) ranking" in shown(i.value) for i in at.info)
     results = at.dataframe[-1].value
     allowed = set(papers.loc[papers["topic_id"] == topic, "title"])
     assert len(results) >= 1 and set(results["title"]) <= allowed
 
 
 def test_search_says_why_when_the_model_cannot_load(app, seed_run, monkeypatch):
-    import explorer.embed
-    import explorer.ui.search
+    import explorer.build.embed
+    import explorer.view.ui.search
 
-    def offline(name):
+    def offline(name, progress=True):
         raise OSError("We couldn't connect to 'https://huggingface.co'")
 
-    monkeypatch.setattr(explorer.embed, "load_model", offline)
-    explorer.ui.search._model.clear()
+    monkeypatch.setattr(explorer.build.embed, "load_model", offline)
+    explorer.view.ui.search._model.clear()
     try:
         at = run_page(app, "papers", ask="spiking neural networks")
-        notices = " ".join(str(i.value) for i in at.info)
+        notices = " ".join(shown(i.value) for i in at.info)
         assert "could not be loaded (We couldn't connect" in notices
         assert "score" in at.dataframe[0].value.columns  # ranked by TF-IDF instead
     finally:
-        explorer.ui.search._model.clear()  # later tests load the real model again
+        explorer.view.ui.search._model.clear()  # later tests load the real model again

@@ -1,4 +1,4 @@
-from explorer.corpus import MAX_EMBED_CHARS, Paper, dedupe, derive_title, normalise_text
+from explorer.build.corpus import MAX_EMBED_CHARS, Paper, dedupe, derive_title, normalise_text
 
 
 def test_normalise_strips_tags_entities_and_whitespace():
@@ -32,3 +32,29 @@ def test_dedupe_merges_exact_duplicates_after_normalisation():
     corpus = dedupe([a, b, c])
     assert [p.paper_id for p in corpus.papers] == ["a", "c"]
     assert corpus.merged == [("a", "b")]
+
+
+def test_dedupe_is_independent_of_input_order():
+    import random
+
+    papers = [
+        Paper(paper_id=f"id{i % 7}", title=f"t{i}", abstract=f"abstract {i % 5} of a paper")
+        for i in range(20)
+    ]
+    expected = dedupe(papers)
+    for seed in range(5):
+        shuffled = papers[:]
+        random.Random(seed).shuffle(shuffled)
+        again = dedupe(shuffled)
+        assert again.papers == expected.papers and again.merged == expected.merged
+    # The rule: the copy with the smallest paper id is kept.
+    assert [p.paper_id for p in expected.papers] == sorted(p.paper_id for p in expected.papers)
+    assert expected.papers[0].paper_id == "id0"
+
+
+def test_tex_text_commands_are_dropped_but_math_stays():
+    from explorer.build.corpus import strip_tex_commands
+
+    text = r"We \emph{robustly} fit {\em deep} nets, \textbf{\textit{nested}}; $\emph{m}$ \em on"
+    assert strip_tex_commands(text) == r"We robustly fit deep nets, nested; $\emph{m}$ on"
+    assert strip_tex_commands(r"an \item and \(\textit{x}\)") == r"an \item and \(\textit{x}\)"

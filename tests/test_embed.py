@@ -3,8 +3,9 @@ import json
 import numpy as np
 import pytest
 
-from explorer import artifacts, embed
-from explorer.embed import _MEMORY, EmbeddingCache, embed_texts, model_id, text_key
+from explorer import artifacts
+from explorer.build import embed
+from explorer.build.embed import _MEMORY, EmbeddingCache, embed_texts, model_id, text_key
 
 
 class CountingModel:
@@ -31,11 +32,18 @@ def test_cache_embeds_only_unseen_texts(tmp_path):
 def test_cache_is_per_model_and_survives_a_torn_shard(tmp_path):
     model = CountingModel()
     embed_texts(["x"], cache_root=tmp_path, model=model, progress=False)
-    cache = EmbeddingCache(tmp_path, "all-MiniLM-L6-v2")
+    cache = EmbeddingCache(
+        tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
+    )
     (cache.directory / "shard-0-torn.npz").write_bytes(b"PK\x03\x04 truncated")
     assert len(cache.load()) == 1
     _, new = embed_texts(
-        ["x"], cache_root=tmp_path, model_name="other/model", model=model, progress=False
+        ["x"],
+        cache_root=tmp_path,
+        model_name="other/model",
+        model=model,
+        progress=False,
+        weights="0123",
     )
     assert new == 1
     assert model_id("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
@@ -44,7 +52,9 @@ def test_cache_is_per_model_and_survives_a_torn_shard(tmp_path):
 def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path):
     model = CountingModel()
     embed_texts(["a"], cache_root=tmp_path, model=model, progress=False)
-    cache = EmbeddingCache(tmp_path, "all-MiniLM-L6-v2")
+    cache = EmbeddingCache(
+        tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
+    )
     # Another build (another process) adds a shard behind this process's in-memory copy.
     other = np.array([text_key("zz")], dtype="S64")
     np.savez(cache.directory / "shard-9-other.npz", keys=other, vectors=np.ones((1, 3)))
@@ -56,14 +66,16 @@ def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path)
     cache.compact(max_shards=3)
     assert len(list(cache.directory.glob("shard-*.npz"))) == 1
     _MEMORY.clear()  # a fresh process reads the merged shard from disk
-    after = EmbeddingCache(tmp_path, "all-MiniLM-L6-v2").load()
+    after = EmbeddingCache(
+        tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
+    ).load()
     assert after.keys() == before.keys()
     assert all(np.array_equal(after[k], before[k]) for k in before)
 
 
 def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
     """The real packaged model: bfloat16 stays within 1e-3 cosine, in its own cache folder."""
-    from explorer.embed import load_model
+    from explorer.build.embed import load_model
 
     model = load_model()
     texts = [
@@ -81,9 +93,10 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
     cosine = (exact * fast).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(fast, axis=1)
     assert cosine.min() > 0.999
     folders = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
+    weights = embed.weights_fingerprint(embed.DEFAULT_MODEL)
     assert folders == [
-        "sentence-transformers_all-MiniLM-L6-v2",
-        "sentence-transformers_all-MiniLM-L6-v2@bfloat16",
+        f"sentence-transformers_all-MiniLM-L6-v2-{weights}",
+        f"sentence-transformers_all-MiniLM-L6-v2-{weights}@bfloat16",
     ]
     _, new = embed_texts(
         texts, cache_root=tmp_path, model=model, progress=False, precision="bfloat16"
@@ -102,7 +115,7 @@ def test_auto_precision_follows_the_cpu(monkeypatch):
 
 
 def test_auto_keeps_the_corpus_precision_so_a_refit_reuses_its_embeddings(tmp_path, monkeypatch):
-    from explorer.pipeline import BuildConfig, _precision
+    from explorer.build.pipeline import BuildConfig, _precision
 
     monkeypatch.setattr(embed, "native_bfloat16", lambda: True)
     config = BuildConfig(name="c", inputs=("x",))
@@ -118,3 +131,35 @@ def test_auto_keeps_the_corpus_precision_so_a_refit_reuses_its_embeddings(tmp_pa
     assert _precision(config, tmp_path) == "bfloat16"
     explicit = BuildConfig(name="c", inputs=("x",), embedding_precision="float32")
     assert _precision(explicit, tmp_path) == "float32"
+
+
+def test_changed_weights_under_the_same_name_never_reuse_old_vectors(tmp_path):
+    model = CountingModel()
+    embed_texts(["x", "y"], cache_root=tmp_path, model=model, progress=False, weights="aaaa")
+    _, new = embed_texts(
+        ["x", "y"], cache_root=tmp_path, model=model, progress=False, weights="bbbb"
+    )
+    assert new == 2 and model.seen == ["x", "y", "x", "y"]
+    _, new = embed_texts(["x"], cache_root=tmp_path, model=model, progress=False, weights="aaaa")
+    assert new == 0
+
+
+def test_weights_fingerprint_hashes_the_weight_files(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"weights v1")
+    first = embed.weights_fingerprint(str(folder))
+    (folder / "config.json").write_text('{"changed": "not a weight"}')
+    assert embed.weights_fingerprint(str(folder)) == first
+    (folder / "model.safetensors").write_bytes(b"weights v2")
+    assert embed.weights_fingerprint(str(folder)) != first
+    packaged = embed.weights_fingerprint(embed.DEFAULT_MODEL)
+    assert len(packaged) == 16 and packaged == embed.weights_fingerprint("all-MiniLM-L6-v2")
+
+
+def test_a_model_that_is_not_here_is_one_line(tmp_path):
+    from explorer.errors import ExplorerError
+
+    with pytest.raises(ExplorerError, match="is not on this machine"):
+        embed.weights_fingerprint("nobody/no-such-model")

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from explorer import cli
-from explorer.fetch import FetchError, fetch, paperlists_url
+from explorer.build.fetch import FetchError, fetch, paperlists_url
 
 PAPERS = [
     {

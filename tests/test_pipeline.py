@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from explorer import artifacts
+from explorer.build.pipeline import BuildConfig, build
 from explorer.cli import main
 from explorer.errors import ArtifactError
-from explorer.pipeline import BuildConfig, build
-from explorer.store import EXPORT_COLUMNS
+from explorer.view.store import EXPORT_COLUMNS
 from tests.conftest import SEED_DIR
 
 QUIET = {"progress": False, "log": lambda m: None}

@@ -17,10 +17,10 @@ import pytest
 import tomllib
 
 from explorer import artifacts
+from explorer.build.pipeline import BuildConfig, build
 from explorer.cli import main
 from explorer.errors import BuildLockedError
-from explorer.pipeline import BuildConfig, build
-from tests.conftest import ROOT, SEED_DIR
+from tests.conftest import ROOT, SEED_DIR, shown
 
 
 def snapshot(cache: Path) -> dict[str, float]:
@@ -78,7 +78,7 @@ def test_bad_input_one_line_nonzero_and_cache_untouched(case, tmp_path, capsys):
 
 
 def test_skippable_problems_are_counted_not_fatal(tmp_path):
-    from explorer.sources import read_inputs
+    from explorer.build.sources import read_inputs
 
     abstracts = [f"Abstract number {i} about topic {i % 3}." for i in range(12)]
     entries = [{"id": str(i), "title": "T", "abstract": a} for i, a in enumerate(abstracts)]
@@ -154,7 +154,7 @@ def test_tampered_run_shows_a_message_not_a_traceback(seed_cache, tmp_path, monk
 
     from streamlit.testing.v1 import AppTest
 
-    from explorer.ui.data import load_run
+    from explorer.view.ui.data import load_run
 
     shutil.copytree(seed_cache / "seed", tmp_path / "seed")
     run_id = artifacts.latest_run_id(tmp_path, "seed")
@@ -166,7 +166,8 @@ def test_tampered_run_shows_a_message_not_a_traceback(seed_cache, tmp_path, monk
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert not at.exception
     assert any(
-        "changed since it was built; rebuild it with: explorer build" in e.value for e in at.error
+        "changed since it was built; rebuild it with: explorer build" in shown(e.value)
+        for e in at.error
     )
 
 

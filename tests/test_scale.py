@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import charts
-from tests.conftest import ROOT
+from explorer.view import charts
+from tests.conftest import ROOT, shown
 from tests.synthetic import write_synthetic_run
 
 
@@ -32,17 +32,17 @@ def open_map(cache, corpus, monkeypatch) -> AppTest:
 
 
 def caption_text(at: AppTest) -> str:
-    return "\n".join(c.value for c in at.caption)
+    return "\n".join(shown(c.value) for c in at.caption)
 
 
 def test_map_at_50k_papers_renders_every_point_and_filters(big_cache, monkeypatch):
     at = open_map(big_cache, "big", monkeypatch)
     assert "50,000 of 50,000 papers shown" in caption_text(at)
-    assert not any("random sample" in w.value for w in at.warning)
+    assert not any("random sample" in shown(w.value) for w in at.warning)
     at.multiselect(key="topics").set_value([0]).run()
     assert "of 50,000 papers shown" in caption_text(at) and "50,000 of" not in caption_text(at)
 
 
 def test_above_the_limit_the_map_samples_with_a_notice(big_cache, monkeypatch):
     at = open_map(big_cache, "huge", monkeypatch)
-    assert any(f"random sample of {charts.MAX_MAP_POINTS:,}" in w.value for w in at.warning)
+    assert any(f"random sample of {charts.MAX_MAP_POINTS:,}" in shown(w.value) for w in at.warning)

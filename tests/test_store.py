@@ -1,7 +1,7 @@
 import numpy as np
 import pandas as pd
 
-from explorer.store import (
+from explorer.view.store import (
     Filters,
     contrast_keywords,
     filter_papers,
@@ -93,7 +93,7 @@ def keyword_table():
 
 
 def test_keyword_trend_shares_and_zero_fill():
-    from explorer.store import keyword_trend
+    from explorer.view.store import keyword_trend
 
     keywords, _ = keyword_table()
     trend = keyword_trend(keywords, ["rising", "falling"], "year")
@@ -109,7 +109,7 @@ def test_keyword_trend_shares_and_zero_fill():
 
 
 def test_rising_terms_rank_the_planted_term_first_and_falling_last():
-    from explorer.store import rising_terms
+    from explorer.view.store import rising_terms
 
     keywords, vocab = keyword_table()
     ranked = rising_terms(keywords, vocab, "year", "2019", "2020")
@@ -119,7 +119,7 @@ def test_rising_terms_rank_the_planted_term_first_and_falling_last():
 
 
 def test_topic_trend_shares_per_year():
-    from explorer.store import topic_trend
+    from explorer.view.store import topic_trend
 
     stats = pd.DataFrame(
         {
@@ -137,14 +137,14 @@ def test_topic_trend_shares_per_year():
 
 
 def test_class_counts_names_missing_values():
-    from explorer.store import class_counts
+    from explorer.view.store import class_counts
 
     counts = class_counts(papers(), "status")
     assert counts.values.tolist() == [["Poster", 2], ["Oral", 1], ["(none)", 1]]
 
 
 def test_full_year_range_keeps_papers_without_a_year():
-    from explorer.store import year_range
+    from explorer.view.store import year_range
 
     p = papers()  # paper "d" has no year
     full = year_range((2019, 2020), [2019, 2020])

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from explorer.build.topics import OUTLIER, assign_outliers, default_params, renumber_by_size
 from explorer.errors import InputError
-from explorer.topics import OUTLIER, assign_outliers, default_params, renumber_by_size
 
 
 def test_params_scale_with_corpus_size():

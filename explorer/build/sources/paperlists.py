@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from explorer.corpus import Paper, content_id, derive_title
-from explorer.errors import InputError
-from explorer.sources.base import (
+from explorer.build.corpus import Paper, content_id, derive_title
+from explorer.build.sources.base import (
     ReadOptions,
     SourceResult,
     clean_field,
     read_text_file,
     venue_year,
 )
+from explorer.errors import InputError
 
 
 def _authors(value: object) -> str:

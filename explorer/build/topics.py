@@ -14,11 +14,24 @@ from pathlib import Path
 import numpy as np
 
 from explorer.artifacts import OUTLIER
-from explorer.embed import embed_texts, normalise_rows
+from explorer.build.embed import embed_texts
+from explorer.build.projection import KnnGraph, reduce_umap
 from explorer.errors import InputError
-from explorer.project import KnnGraph, reduce_umap
+from explorer.vectors import centroids as unit_centroids
+from explorer.vectors import normalise_rows
 
 MIN_DOCUMENTS = 10
+DEFAULT_SEED = 42
+# Tokenisation shared by the topic model's c-TF-IDF and the keyword statistics, so a
+# keyword in a topic is a term the Trends page can count.
+VECTORIZER_SETTINGS = {"stop_words": "english", "ngram_range": (1, 2)}
+
+
+def make_vectorizer(*, min_df: int, **overrides):  # -> sklearn CountVectorizer
+    """A CountVectorizer with the project's tokenisation."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    return CountVectorizer(min_df=min_df, **VECTORIZER_SETTINGS, **overrides)
 
 
 @dataclass(frozen=True)
@@ -38,7 +51,7 @@ class TopicParams:
 
 
 def default_params(
-    n_docs: int, *, min_topic_size: int | None = None, seed: int = 42
+    n_docs: int, *, min_topic_size: int | None = None, seed: int = DEFAULT_SEED
 ) -> TopicParams:
     """Size-aware defaults: a 40-abstract list gets a few topics, 3,000 get tens."""
     if n_docs < MIN_DOCUMENTS:
@@ -102,7 +115,7 @@ def assign_outliers(
     if len(topics) == 0 or len(noise) == 0:
         return labels, 0.0
     unit = normalise_rows(embeddings)
-    centroids = normalise_rows(np.stack([unit[labels == t].mean(axis=0) for t in topics]))
+    centroids = unit_centroids(unit, labels, topics)
     members = np.flatnonzero(labels != OUTLIER)
     own = (unit[members] * centroids[np.searchsorted(topics, labels[members])]).sum(axis=1)
     threshold = float(np.quantile(own, quantile))
@@ -114,7 +127,7 @@ def assign_outliers(
     return out, threshold
 
 
-def _cached_embedder(model_name: str, cache_root: Path, precision: str):
+def _cached_embedder(model_name: str, cache_root: Path, precision: str, weights: str | None):
     """A BERTopic embedder that goes through our cache (keyword candidates repeat across fits)."""
     from bertopic.backend import BaseEmbedder
 
@@ -126,6 +139,7 @@ def _cached_embedder(model_name: str, cache_root: Path, precision: str):
                 cache_root=cache_root,
                 progress=False,
                 precision=precision,
+                weights=weights,
             )
             return vectors
 
@@ -165,13 +179,13 @@ def fit_topics(
     model_name: str,
     cache_root: Path,
     precision: str = "float32",
+    weights: str | None = None,
 ) -> TopicFit:
     """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
     from bertopic import BERTopic
     from bertopic.cluster import BaseCluster
     from bertopic.representation import KeyBERTInspired, MaximalMarginalRelevance
     from bertopic.vectorizers import ClassTfidfTransformer
-    from sklearn.feature_extraction.text import CountVectorizer
 
     reduced = reduce_umap(
         embeddings,
@@ -190,12 +204,10 @@ def fit_topics(
         labels = np.zeros(len(docs), dtype=np.int64)
     labels, threshold = assign_outliers(embeddings, labels, params.outlier_quantile)
     model = BERTopic(
-        embedding_model=_cached_embedder(model_name, cache_root, precision),
+        embedding_model=_cached_embedder(model_name, cache_root, precision, weights),
         umap_model=_Precomputed(reduced),
         hdbscan_model=BaseCluster(),
-        vectorizer_model=CountVectorizer(
-            stop_words="english", ngram_range=(1, 2), min_df=params.min_df
-        ),
+        vectorizer_model=make_vectorizer(min_df=params.min_df),
         ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
         # KeyBERT-style phrases read better than raw c-TF-IDF terms; MMR keeps the ten
         # keywords from being near-synonyms of each other.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.corpus import Paper, content_id, derive_title
-from explorer.sources.base import ReadOptions, SourceResult, read_text_file, venue_year
+from explorer.build.corpus import Paper, content_id, derive_title
+from explorer.build.sources.base import ReadOptions, SourceResult, read_text_file, venue_year
 
 # A first paragraph counts as the list's header when it is one short line.
 _HEADER_MAX_CHARS = 200

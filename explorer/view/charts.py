@@ -1,9 +1,7 @@
-"""DataFrame in, plotly figure out. Every untrusted string is HTML-escaped first:
-plotly renders a subset of HTML in hover text and labels, and titles come from users."""
+"""DataFrame in, plotly figure out. Every untrusted string goes through `text.plot` first:
+plotly renders a subset of HTML in hover text, labels and ticks, and expands ``%{..}``."""
 
 from __future__ import annotations
-
-import html
 
 import numpy as np
 import pandas as pd
@@ -11,6 +9,8 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from explorer.artifacts import OUTLIER
+from explorer.view.text import plot as esc
+from explorer.view.text import shorten
 
 OUTLIER_COLOR = "#b8b8b8"
 _PALETTE = qualitative.Dark24 + qualitative.Light24 + qualitative.Alphabet
@@ -19,20 +19,14 @@ MAX_MAP_POINTS = 50_000
 # More centroid labels than this overlap into an unreadable blot at conference scale;
 # the legend and hover name every topic anyway.
 MAX_MAP_LABELS = 20
+# Characters of a title shown in a hover.
+HOVER_CHARS = 90
 MARGIN = {"l": 0, "r": 0, "t": 10, "b": 0}
-
-
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=False)
 
 
 def topic_color(topic_id: int) -> str:
     """A colour per topic id that never changes with filtering."""
     return OUTLIER_COLOR if topic_id == OUTLIER else _PALETTE[int(topic_id) % len(_PALETTE)]
-
-
-def _short(text: str, limit: int = 90) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
@@ -54,7 +48,7 @@ def map_hover(papers: pd.DataFrame) -> pd.Series:
     """
     years = papers["year"].astype("string").fillna("")
     text = [
-        f"<b>{esc(_short(t))}</b><br>{esc(v)} {esc(y)} {esc(s)}"
+        f"<b>{esc(shorten(t, HOVER_CHARS))}</b><br>{esc(v)} {esc(y)} {esc(s)}"
         for t, v, y, s in zip(
             papers["title"], papers["venue"], years, papers["status"], strict=True
         )
@@ -115,7 +109,7 @@ def topic_map(
                     "line": {"width": 2, "color": "#111"},
                 },
                 "customdata": highlight[["paper_id"]].to_numpy(dtype=object),
-                "hovertext": [f"<b>{esc(_short(t))}</b>" for t in highlight["title"]],
+                "hovertext": [f"<b>{esc(shorten(t, HOVER_CHARS))}</b>" for t in highlight["title"]],
                 "hovertemplate": "%{hovertext}<extra>match</extra>",
             }
         )
@@ -125,7 +119,7 @@ def topic_map(
         for row in shown.nlargest(MAX_MAP_LABELS, "size").itertuples():
             annotations.append(
                 {
-                    "x": row.map_x, "y": row.map_y, "text": esc(_short(row.label, 40)),
+                    "x": row.map_x, "y": row.map_y, "text": esc(shorten(row.label, 40)),
                     "showarrow": False, "font": {"size": 11, "color": "#222"},
                     "bgcolor": "rgba(255,255,255,0.7)",
                 }
@@ -150,7 +144,7 @@ def topic_sizes(topics: pd.DataFrame, limit: int = 30) -> go.Figure:
         go.Bar(
             x=real["size"],
             y=[
-                esc(f"{t}: {_short(lbl, 50)}")
+                esc(f"{t}: {shorten(lbl, 50)}")
                 for t, lbl in zip(real["topic_id"], real["label"], strict=True)
             ],
             orientation="h",
@@ -188,12 +182,12 @@ def hierarchy_sunburst(hierarchy: pd.DataFrame, topics: pd.DataFrame) -> go.Figu
         node = int(row.parent_id)
         ids.append(f"n{node}")
         parents.append(f"n{parent_of[node]}" if node in parent_of else "")
-        names.append(esc(_short(row.parent_label, 30)))
+        names.append(esc(shorten(row.parent_label, 30)))
         values.append(int(sum(sizes.get(t, 0) for t in row.topics)))
     for row in real.itertuples():
         ids.append(f"n{row.topic_id}")
         parents.append(f"n{parent_of[row.topic_id]}" if row.topic_id in parent_of else "")
-        names.append(esc(_short(f"{row.topic_id}: {row.label}", 30)))
+        names.append(esc(shorten(f"{row.topic_id}: {row.label}", 30)))
         values.append(int(row.size))
     fig = go.Figure(
         go.Sunburst(ids=ids, parents=parents, labels=names, values=values, branchvalues="total")
@@ -235,7 +229,7 @@ def intertopic_map(topics: pd.DataFrame) -> go.Figure:
 def similarity_heatmap(similarity: np.ndarray, topics: pd.DataFrame) -> go.Figure:
     real = topics[topics["topic_id"] != OUTLIER].sort_values("topic_id")
     names = [
-        esc(f"{t}: {_short(lbl, 25)}")
+        esc(f"{t}: {shorten(lbl, 25)}")
         for t, lbl in zip(real["topic_id"], real["label"], strict=True)
     ]
     fig = go.Figure(
@@ -262,7 +256,7 @@ def trend_lines(
     data = [
         {
             "type": "scatter",
-            "x": part["value"].tolist(),
+            "x": part["value"].map(esc).tolist(),
             "y": part[value_col].to_numpy(),
             "mode": "lines+markers",
             "name": esc(name),
@@ -334,7 +328,7 @@ def topic_area(trend: pd.DataFrame) -> go.Figure:
         data.append(
             {
                 "type": "scatter",
-                "x": part["value"].tolist(),
+                "x": part["value"].map(esc).tolist(),
                 "y": part["share"].to_numpy(),
                 "name": esc(label[:40]),
                 "stackgroup": "topics",
@@ -362,12 +356,12 @@ def paper_in_topic(papers: pd.DataFrame, paper_id: str) -> go.Figure:
             go.Scattergl(
                 x=others["x"], y=others["y"], mode="markers", name="same topic",
                 marker={"size": 5, "color": topic_color(topic), "opacity": 0.5},
-                hovertext=[esc(_short(t)) for t in others["title"]], hoverinfo="text",
+                hovertext=[esc(shorten(t, HOVER_CHARS)) for t in others["title"]], hoverinfo="text",
             ),
             go.Scatter(
                 x=this["x"], y=this["y"], mode="markers", name="this paper",
                 marker={"size": 14, "color": "black", "symbol": "star"},
-                hovertext=[esc(_short(t)) for t in this["title"]], hoverinfo="text",
+                hovertext=[esc(shorten(t, HOVER_CHARS)) for t in this["title"]], hoverinfo="text",
             ),
         ]
     )  # fmt: skip

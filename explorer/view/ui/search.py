@@ -8,33 +8,25 @@ papers are ranked by TF-IDF over titles and abstracts, with a notice that says s
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import search
-from explorer.ui import state
-from explorer.ui.data import RunData, per_run
-from explorer.ui.widgets import paper_table
+from explorer.view import encoder, search
+from explorer.view.text import md_format
+from explorer.view.ui import state
+from explorer.view.ui.data import RunData, per_run
+from explorer.view.ui.widgets import paper_table
 
 RESULTS = 50
-
-
-def semantic_available() -> bool:
-    """True when sentence-transformers is installed (checked without importing it)."""
-    return importlib.util.find_spec("sentence_transformers") is not None
 
 
 @st.cache_resource(show_spinner="Loading the embedding model (first query only)…", max_entries=2)
 def _model(name: str) -> tuple[object | None, str | None]:
     """The model, or why it cannot be had; a failure is cached too, so a model that cannot
     load (e.g. a hub model while offline) is not retried on every query."""
-    from explorer.embed import load_model
-
     try:
-        return load_model(name), None
+        return encoder.load_encoder(name), None
     except Exception as exc:  # noqa: BLE001 - any load failure means: fall back, say why
         return None, str(exc).splitlines()[0][:160]
 
@@ -42,7 +34,7 @@ def _model(name: str) -> tuple[object | None, str | None]:
 @st.cache_data(show_spinner=False, max_entries=512)
 def _query_vector(name: str, query: str) -> np.ndarray:
     model, _ = _model(name)
-    return np.asarray(model.encode([query], show_progress_bar=False)[0], dtype=np.float32)
+    return encoder.encode_query(model, query)
 
 
 def _lexical_index(data: RunData) -> search.LexicalIndex:
@@ -57,7 +49,7 @@ def scores(data: RunData, query: str) -> tuple[np.ndarray, str, str | None]:
     not semantic when it is not."""
     model = data.manifest.get("config", {}).get("embedding_model", "")
     reason = None
-    if not semantic_available():
+    if not encoder.encoder_available():
         reason = "the embedding model is not installed here (viewer-only install)"
     elif (error := _model(model)[1]) is not None:
         reason = f"model {model!r} could not be loaded ({error})"
@@ -82,7 +74,9 @@ def search_box(data: RunData, shown: pd.DataFrame) -> pd.DataFrame | None:
         return None
     ranked, how, reason = scores(data, query)
     if reason:
-        st.info(f"Keyword (TF-IDF) ranking, not semantic search: {reason}.")
+        st.info(
+            md_format("Keyword (TF-IDF) ranking, not semantic search: {reason}.", reason=reason)
+        )
     best = search.top(ranked, shown.index.to_numpy(), RESULTS)
     found = data.papers.loc[best].assign(score=ranked[best].astype(np.float32))
     if how == "tf-idf":
@@ -92,6 +86,10 @@ def search_box(data: RunData, shown: pd.DataFrame) -> pd.DataFrame | None:
 
 def results_table(found: pd.DataFrame, *, data: RunData, key: str) -> None:
     """The ranked matches, best first, with their score; text only, never HTML."""
-    st.caption(f"{len(found)} best matches among the filtered papers (score: cosine similarity).")
+    st.caption(
+        md_format(
+            "{n} best matches among the filtered papers (score: cosine similarity).", n=len(found)
+        )
+    )
     columns = ("score", "title", "authors", "venue", "year", "topic_label")
     paper_table(found, data=data, key=key, height=300, columns=columns)

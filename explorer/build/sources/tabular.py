@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from explorer.corpus import Paper, content_id, derive_title
-from explorer.errors import InputError
-from explorer.sources.base import (
+from explorer.build.corpus import Paper, content_id, derive_title
+from explorer.build.sources.base import (
     ReadOptions,
     SourceResult,
     clean_field,
@@ -15,7 +14,8 @@ from explorer.sources.base import (
     read_text_file,
     venue_year,
 )
-from explorer.sources.paperlists import parse_json_document
+from explorer.build.sources.paperlists import parse_json_document
+from explorer.errors import InputError
 
 # Column names tried, in order, when the user names none.
 _DETECT = {

@@ -8,9 +8,10 @@ from urllib.parse import quote_plus, urlencode
 import pandas as pd
 import streamlit as st
 
-from explorer.store import OUTLIER, Filters, topic_name, year_range
-from explorer.ui import state
-from explorer.ui.data import RunData
+from explorer.view.store import OUTLIER, Filters, topic_name, year_range
+from explorer.view.text import md_format, shorten
+from explorer.view.ui import state
+from explorer.view.ui.data import RunData
 
 
 def warn_unknown(param: str, valid: list[str]) -> None:
@@ -22,7 +23,13 @@ def warn_unknown(param: str, valid: list[str]) -> None:
     unknown = [v for v in st.query_params.get_all(param) if v not in set(valid)]
     if unknown:
         shown = ", ".join(repr(v[:40]) for v in unknown[:3])
-        st.warning(f"Ignoring {shown} from the link's `{param}`: not in this corpus.")
+        st.warning(
+            md_format(
+                "Ignoring {values} from the link's {param}: not in this corpus.",
+                values=shown,
+                param=param,
+            )
+        )
 
 
 def filter_sidebar(data: RunData) -> Filters:
@@ -142,7 +149,13 @@ def query_select(
         else (0 if first_by_default and options else None)
     )
     if requested is not None and index is None:
-        st.warning(f"Ignoring ?{param}={requested[:60]}: it is not in this corpus.")
+        st.warning(
+            md_format(
+                "Ignoring ?{param}={value}: it is not in this corpus.",
+                param=param,
+                value=shorten(requested, 60),
+            )
+        )
     choice = st.selectbox(
         label,
         options,

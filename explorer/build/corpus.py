@@ -6,7 +6,7 @@ import hashlib
 import html
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import astuple, dataclass, field, fields, replace
 
 # Abstracts longer than this are cut for embedding (the model sees ~256 tokens
 # anyway) but kept whole for display.
@@ -64,6 +64,39 @@ def normalise_text(text: str) -> str:
     return text[:MAX_EMBED_CHARS]
 
 
+# LaTeX text-formatting commands that PMLR-style sources leave in abstracts. The display
+# copy keeps their text and drops the command; math ($...$, \(...\)) stays raw text.
+_TEX_ARG_RE = re.compile(
+    r"\\(?:emph|textit|textbf|texttt|textsc|textsf|textrm|textup|textsl|underline|mbox)"
+    r"\s*\{([^{}$]*)\}"
+)
+_TEX_GROUP_RE = re.compile(r"\{\\(?:em|it|bf|sl|sc|tt|rm|sf)\s+([^{}$]*)\}")
+_TEX_SWITCH_RE = re.compile(r"\\(?:em|it|bf|sl|sc|tt|rm|sf)\b\s*")
+_MATH_RE = re.compile(r"(\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\])", re.S)
+
+
+def strip_tex_commands(text: str) -> str:
+    """`\\emph{robust}` -> `robust`, `{\\em robust}` -> `robust`, outside math only."""
+    if "\\" not in text:
+        return text
+    parts = _MATH_RE.split(text)
+    for i in range(0, len(parts), 2):  # even parts are outside math
+        part, previous = parts[i], None
+        while part != previous:  # nested commands, innermost first
+            previous = part
+            part = _TEX_GROUP_RE.sub(r"\1", _TEX_ARG_RE.sub(r"\1", part))
+        parts[i] = _TEX_SWITCH_RE.sub("", part)
+    return "".join(parts)
+
+
+def clean_display_text(paper: Paper) -> Paper:
+    """The paper with TeX text commands dropped from its title and abstract."""
+    title, abstract = strip_tex_commands(paper.title), strip_tex_commands(paper.abstract)
+    if (title, abstract) == (paper.title, paper.abstract):
+        return paper
+    return replace(paper, title=title, abstract=abstract)
+
+
 def derive_title(abstract: str, limit: int = TITLE_TARGET_CHARS) -> str:
     """A display title for sources without one: the first sentence, cut at a word near `limit`."""
     text = normalise_text(abstract)
@@ -82,13 +115,27 @@ def content_id(*parts: str, prefix: str = "p") -> str:
     return f"{prefix}-{digest[:12]}"
 
 
+def canonical_key(paper: Paper) -> tuple:
+    """The canonical paper order: by id, then by every other field.
+
+    Papers are modelled in this order whatever order the input files were named in, so
+    the same papers always give the same topics, map and labels.
+    """
+    return (paper.paper_id, paper.text.casefold(), *(str(v) for v in astuple(paper)))
+
+
 def dedupe(papers: Iterable[Paper], skipped: Sequence[str] = ()) -> Corpus:
-    """Merge exact duplicate abstracts (after normalisation) and repeated ids; first wins."""
+    """Papers in canonical order, without exact duplicate abstracts or repeated ids.
+
+    The rule for which copy is kept: the first in canonical order (`canonical_key`), that
+    is, the copy with the smallest paper id; the others are listed in `merged`. Neither
+    depends on the order of the input files.
+    """
     kept: list[Paper] = []
     by_text: dict[str, str] = {}
     ids: set[str] = set()
     merged: list[tuple[str, str]] = []
-    for paper in papers:
+    for paper in sorted(papers, key=canonical_key):
         key = paper.text.casefold()
         if key in by_text:
             merged.append((by_text[key], paper.paper_id))

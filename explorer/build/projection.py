@@ -8,8 +8,6 @@ clustering, the 2-D UMAP for the map, and the "similar papers" list.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import warnings
 from dataclasses import dataclass
 from importlib import metadata
@@ -17,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.embed import normalise_rows
+from explorer.artifacts import atomic_save_array
+from explorer.vectors import normalise_rows
 
 # Rows of the similarity matrix per step. Each step holds the block, its negation and
 # argpartition's int64 indices (~16 bytes x rows x n): at 11,268 papers 2048 rows peaked
@@ -130,10 +129,7 @@ def reduce_umap(
     )
     if stored is not None:
         stored.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=stored.parent, prefix=".tmp-", suffix=".npy")
-        with os.fdopen(fd, "wb") as handle:
-            np.save(handle, reduced, allow_pickle=False)
-        os.replace(tmp, stored)
+        atomic_save_array(stored, reduced)
     return reduced
 
 

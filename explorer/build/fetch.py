@@ -145,7 +145,7 @@ def fetch(
     Retries with exponential backoff (backoff x 1, 2, 4 ... seconds) on server errors,
     429, resets, timeouts and truncated bodies; a 4xx or an oversized body fails at once.
     """
-    from explorer.sources import READERS, SUFFIXES, ReadOptions, detect_format
+    from explorer.build.sources import READERS, SUFFIXES, ReadOptions, detect_format
 
     _check_url(url)
     dest_dir = Path(dest_dir)

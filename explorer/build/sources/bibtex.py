@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explorer.corpus import Paper, derive_title
-from explorer.sources.base import (
+from explorer.build.corpus import Paper, derive_title
+from explorer.build.sources.base import (
     ReadOptions,
     SourceResult,
     parse_year,

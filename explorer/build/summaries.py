@@ -11,10 +11,13 @@ import functools
 import numpy as np
 import pandas as pd
 
-from explorer.embed import normalise_rows
-from explorer.project import KnnGraph
-from explorer.topics import OUTLIER
+from explorer.build.projection import KnnGraph
+from explorer.build.topics import OUTLIER, TopicFit, make_vectorizer
+from explorer.vectors import centroids as unit_centroids
+from explorer.vectors import normalise_rows
 
+# The label of the pseudo-topic that holds papers of no topic (topic_id OUTLIER).
+OUTLIER_LABEL = "Outliers"
 N_SIMILAR = 10
 N_REPRESENTATIVE = 5
 TOP_TOPICS_PER_DOC = 5
@@ -38,17 +41,11 @@ def topic_label(words: list[str], n: int = 3) -> str:
     return ", ".join(chosen) if chosen else "(no keywords)"
 
 
-def unit_float16(embeddings: np.ndarray) -> np.ndarray:
-    """Paper vectors as stored in a run for search: unit length, float16."""
-    return normalise_rows(embeddings.astype(np.float32)).astype(np.float16)
-
-
 def topic_centroids(
     embeddings: np.ndarray, labels: np.ndarray, topic_ids: np.ndarray
 ) -> np.ndarray:
     """Unit-length mean embedding of each topic's papers."""
-    unit = normalise_rows(embeddings)
-    return normalise_rows(np.stack([unit[labels == t].mean(axis=0) for t in topic_ids]))
+    return unit_centroids(normalise_rows(embeddings), labels, topic_ids)
 
 
 def doc_topic_distribution(
@@ -162,6 +159,56 @@ def hierarchy_table(
     ).sort_values("parent_id", ignore_index=True)
 
 
+def topic_table(
+    fit: TopicFit,
+    *,
+    topic_ids: np.ndarray,
+    coords: np.ndarray,
+    parents: dict[int, int],
+    representatives: dict[int, list[str]],
+    positions: np.ndarray,
+) -> pd.DataFrame:
+    """One row per topic (outliers last): label, size, keywords, place on the map and in
+    the intertopic distance map, representative papers and hierarchy parent."""
+    labels = fit.labels
+    position = {int(t): i for i, t in enumerate(topic_ids)}
+    rows = []
+    for topic in [*topic_ids.tolist(), *([OUTLIER] if (labels == OUTLIER).any() else [])]:
+        words = fit.model.get_topic(topic) or []
+        members = labels == topic
+        real = topic != OUTLIER
+        rows.append(
+            {
+                "topic_id": topic,
+                "label": topic_label([w for w, _ in words]) if real else OUTLIER_LABEL,
+                "size": int(members.sum()),
+                "share": float(members.mean()),
+                "keywords": [w for w, _ in words],
+                "keyword_weights": [float(s) for _, s in words],
+                "representative_ids": representatives.get(topic, []),
+                "parent_id": parents.get(topic),
+                "map_x": float(np.median(coords[members, 0])),
+                "map_y": float(np.median(coords[members, 1])),
+                "dist_x": float(positions[position[topic], 0]) if real else None,
+                "dist_y": float(positions[position[topic], 1]) if real else None,
+            }
+        )
+    topics = pd.DataFrame(rows)
+    topics["parent_id"] = topics["parent_id"].astype("Int64")
+    return topics
+
+
+def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
+    """Each term's id, text and document frequency over the whole corpus."""
+    return pd.DataFrame(
+        {
+            "term_id": np.arange(len(vocabulary), dtype=np.int32),
+            "term": vocabulary,
+            "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
+        }
+    )
+
+
 def direct_parents(hierarchy: pd.DataFrame) -> dict[int, int]:
     """Node id -> the merge node that has it as a direct child."""
     parents: dict[int, int] = {}
@@ -173,15 +220,8 @@ def direct_parents(hierarchy: pd.DataFrame) -> dict[int, int]:
 
 def document_terms(docs: list[str], *, min_df: int):
     """Binary doc-term matrix (CSR) and its vocabulary, with the topic model's tokenisation."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    vectorizer = CountVectorizer(
-        stop_words="english",
-        ngram_range=(1, 2),
-        min_df=min_df,
-        binary=True,
-        max_features=MAX_VOCABULARY,
-        dtype=np.int32,
+    vectorizer = make_vectorizer(
+        min_df=min_df, binary=True, max_features=MAX_VOCABULARY, dtype=np.int32
     )
     try:
         matrix = vectorizer.fit_transform(docs).tocsr()

@@ -1,0 +1,375 @@
+"""build(config) -> a published run: read, embed, fit, project, summarise, write, publish.
+
+Each stage is a function with a typed result. Writes go to a temporary sibling directory;
+the manifest is written last and the directory renamed into place, so a killed build
+never leaves a run that looks complete. A per-corpus lock keeps two builds of one corpus
+from interleaving.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from explorer import __version__, artifacts
+from explorer.build.corpus import Corpus
+from explorer.build.embed import DEFAULT_MODEL
+from explorer.build.memory import release_freed_memory
+from explorer.build.sources import ReadOptions, detect_format, expand_inputs, read_inputs
+from explorer.build.topics import DEFAULT_SEED, TopicParams
+from explorer.errors import ArtifactError, BuildLockedError
+
+# Bump PIPELINE_VERSION in the same commit as any change to explorer/build/ that changes
+# what a build writes for the same inputs and options (topics, labels, coordinates,
+# tables, ordering). Every run id includes it, so the next `explorer build` rebuilds runs
+# made by older code instead of calling them up to date. Refactors that leave every
+# artifact byte-identical keep it.
+#   1: canonical paper order, order-free dedupe, TeX text commands dropped, weights in keys
+PIPELINE_VERSION = 1
+# Packages whose upgrade can change topics, labels or vectors: their versions are in the run id.
+MODEL_PACKAGES = (
+    "bertopic", "umap-learn", "hdbscan", "scikit-learn", "sentence-transformers",
+    "transformers", "torch",
+)  # fmt: skip
+# Recorded in the manifest for the record only.
+_RECORDED_PACKAGES = (*MODEL_PACKAGES, "numpy", "pandas", "pyarrow")
+TMP_PREFIX = ".tmp-"
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """What the user asked for; together with the inputs' hashes and the code it names the run."""
+
+    name: str
+    inputs: tuple[str, ...]
+    embedding_model: str = DEFAULT_MODEL
+    embedding_precision: str = "auto"  # auto | float32 | bfloat16 (explorer.build.embed)
+    seed: int = DEFAULT_SEED
+    min_topic_size: int | None = None
+    read_options: ReadOptions = field(default_factory=ReadOptions)
+
+
+@dataclass
+class BuildResult:
+    run: artifacts.Run
+    reused: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything decided before any heavy work: what to build, and under which run id."""
+
+    config: BuildConfig
+    corpus: Corpus
+    inputs: list[dict[str, object]]
+    params: TopicParams
+    precision: str
+    weights: str  # sha256 prefix of the embedding model's weight files
+    recorded: dict  # the manifest's "config": every option that decides the output
+    code: dict  # pipeline version and model-package versions
+    run_id: str
+    cache_dir: Path
+    progress: bool
+
+
+def prepare_environment(cache_dir: Path) -> None:
+    """Settings the modelling stack reads at import time; set before importing it."""
+    os.environ.setdefault("NUMBA_CACHE_DIR", str((Path(cache_dir) / "numba").resolve()))
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from disk, never a hub
+
+
+@contextlib.contextmanager
+def corpus_lock(corpus_dir: Path) -> Iterator[None]:
+    """Exclusive, non-blocking lock on one corpus; released by the OS if the process dies."""
+    import fcntl
+
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    with (corpus_dir / ".lock").open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildLockedError(
+                f"another build of corpus {corpus_dir.name!r} is running; "
+                "wait for it to finish, then build again"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class StageTimer:
+    """Wall seconds per stage, reported as each finishes."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.seconds: dict[str, float] = {}
+        self.log = log
+
+    @contextlib.contextmanager
+    def stage(self, name: str, message: str | None) -> Iterator[None]:
+        if message:
+            self.log(f"{message}…")
+        start = time.perf_counter()
+        yield
+        release_freed_memory()  # the next stage's peak should not stack on this one's garbage
+        self.seconds[name] = round(time.perf_counter() - start, 3)
+        if message:  # silent stages still count in the summary
+            self.log(f"  {name}: {self.seconds[name]:.1f} s")
+
+
+def code_versions() -> dict[str, object]:
+    """What, besides inputs and options, decides a run's output: part of its id."""
+    packages = {}
+    for name in MODEL_PACKAGES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            packages[name] = metadata.version(name)
+    return {"pipeline_version": PIPELINE_VERSION, "packages": packages}
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "explorer": __version__}
+    for name in _RECORDED_PACKAGES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[name] = metadata.version(name)
+    return out
+
+
+def _input_records(inputs: tuple[str, ...]) -> list[dict[str, object]]:
+    return [
+        {
+            "path": str(path),
+            "format": detect_format(path),
+            "bytes": path.stat().st_size,
+            "sha256": artifacts.sha256_file(path),
+        }
+        for path in expand_inputs(inputs)
+    ]
+
+
+def run_key(recorded: dict, code: dict, inputs: list[dict[str, object]]) -> str:
+    """The run id: a hash of the schema, the code, the options and the inputs' contents.
+
+    Input hashes are sorted: the papers are put in a canonical order before modelling,
+    so the order in which files are named does not change the result.
+    """
+    key = {
+        "schema": artifacts.SCHEMA_VERSION,
+        "code": code,
+        "config": recorded,
+        "inputs": sorted(str(i["sha256"]) for i in inputs),
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
+    """Read the inputs and decide the run id; no model is loaded."""
+    from explorer.build.embed import model_id, weights_fingerprint
+    from explorer.build.topics import default_params
+
+    corpus = read_inputs(config.inputs, config.read_options)
+    inputs = _input_records(config.inputs)
+    params = default_params(len(corpus), min_topic_size=config.min_topic_size, seed=config.seed)
+    precision = _precision(config, cache_dir)
+    weights = weights_fingerprint(config.embedding_model)
+    recorded = {
+        "embedding_model": config.embedding_model,
+        "embedding_model_id": model_id(config.embedding_model),
+        "embedding_weights": weights,
+        "embedding_precision": precision,
+        "seed": config.seed,
+        "min_topic_size": config.min_topic_size,
+        "params": params.as_dict(),
+        "read_options": asdict(config.read_options),
+    }
+    code = code_versions()
+    return Plan(
+        config=config,
+        corpus=corpus,
+        inputs=inputs,
+        params=params,
+        precision=precision,
+        weights=weights,
+        recorded=recorded,
+        code=code,
+        run_id=run_key(recorded, code, inputs),
+        cache_dir=Path(cache_dir),
+        progress=progress,
+    )
+
+
+def rebuild_reason(previous: dict, plan: Plan) -> str | None:
+    """Why the corpus's latest run is not reused although it was built from the same
+    inputs and options, when that is the reason (older code or another model); else None."""
+    if previous.get("pipeline_version") != plan.code["pipeline_version"]:
+        return (
+            f"its run {previous.get('run_id')} was made by pipeline version "
+            f"{previous.get('pipeline_version', 'unknown')}; this is {PIPELINE_VERSION}"
+        )
+    old = previous.get("versions", {})
+    changed = [
+        f"{name} {old.get(name, '?')} -> {version}"
+        for name, version in plan.code["packages"].items()
+        if old.get(name) != version
+    ]
+    if changed:
+        return f"its run {previous.get('run_id')} was made with " + ", ".join(changed)
+    if previous.get("config", {}).get("embedding_weights") != plan.weights:
+        return f"the embedding model's weights changed since run {previous.get('run_id')}"
+    return None
+
+
+def _clean_stale(corpus_dir: Path) -> None:
+    """Remove temporary directories left by builds that were killed (we hold the lock)."""
+    for path in corpus_dir.glob(f"{TMP_PREFIX}*"):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _latest_manifest(cache_dir: Path, corpus: str) -> dict | None:
+    run_id = artifacts.latest_run_id(cache_dir, corpus)
+    if run_id is None:
+        return None
+    with contextlib.suppress(ArtifactError):
+        return artifacts.read_manifest(cache_dir / corpus / run_id)
+    return None
+
+
+def build(
+    config: BuildConfig,
+    *,
+    cache_dir: Path,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> BuildResult:
+    """Build (or reuse) the run for `config` and make it the corpus's latest."""
+    log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    cache_dir = Path(cache_dir)
+    artifacts.check_corpus_name(config.name)
+    corpus_dir = cache_dir / config.name
+    timer = StageTimer(log)
+    # No "starting" line for reading: bad input must leave exactly one line on stderr.
+    with timer.stage("read", None):
+        plan = plan_build(config, cache_dir=cache_dir, progress=progress)
+    run_id = plan.run_id
+    with corpus_lock(corpus_dir):
+        _clean_stale(corpus_dir)
+        if (corpus_dir / run_id / artifacts.MANIFEST).is_file():
+            artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
+            log(f"Up to date: run {run_id} already built from these inputs, options and code.")
+            return BuildResult(run=artifacts.open_run(cache_dir, config.name, run_id), reused=True)
+        previous = _latest_manifest(cache_dir, config.name)
+        if previous is not None and (reason := rebuild_reason(previous, plan)):
+            log(f"Rebuilding {config.name!r}: {reason}.")
+        prepare_environment(cache_dir)
+        tmp = corpus_dir / f"{TMP_PREFIX}{run_id}-{os.getpid()}"
+        tmp.mkdir(parents=True)
+        try:
+            manifest = _compute_and_write(plan, tmp, timer)
+            final = corpus_dir / run_id
+            if final.exists():  # an incomplete run of the same id (no manifest): replace it
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+            artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    log(f"Published run {run_id} of {config.name!r} in {sum(manifest['timings'].values()):.1f} s.")
+    return BuildResult(run=artifacts.open_run(cache_dir, config.name, run_id), reused=False)
+
+
+def _precision(config: BuildConfig, cache_dir: Path) -> str:
+    """The precision to embed in.
+
+    'auto' keeps the precision of the corpus's latest run, whose embeddings are cached, so a
+    re-fit or an added paper never re-embeds the rest; a new corpus gets bfloat16 where the
+    CPU has it natively, else float32.
+    """
+    from explorer.build.embed import PRECISIONS, resolve_precision
+
+    if config.embedding_precision == "auto":
+        previous = _latest_manifest(cache_dir, config.name)
+        if previous is not None:
+            kept = previous.get("config", {}).get("embedding_precision", "float32")
+            if kept in PRECISIONS:
+                return kept
+    return resolve_precision(config.embedding_precision)
+
+
+def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
+    """The stages in order; each result is the next stage's input."""
+    from explorer.build import stages
+
+    docs = [p.text for p in plan.corpus.papers]
+    with timer.stage(
+        "embed",
+        f"Embedding {len(docs)} abstracts with {plan.config.embedding_model} ({plan.precision})",
+    ):
+        embedded = stages.embed(plan, docs)
+    with timer.stage("neighbors", "Finding nearest neighbours"):
+        graph = stages.neighbours(plan, embedded)
+    with timer.stage("topics", "Fitting topics (UMAP 5-D, HDBSCAN, c-TF-IDF, KeyBERT keywords)"):
+        fit = stages.fit(plan, docs, embedded, graph)
+    with timer.stage("projection", "Projecting to 2-D for the map"):
+        coords = stages.project(plan, embedded, graph)
+    with timer.stage("summaries", "Summarising topics, neighbours and keyword statistics"):
+        summary = stages.summarise(plan, docs, embedded, graph, fit, coords)
+    with timer.stage("write", "Writing artifacts"):
+        stages.write(plan, tmp, summary, fit, embedded)
+    manifest = _manifest(plan, summary, fit, embedded, timer, tmp)
+    artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest, indent=2))
+    return manifest
+
+
+def _manifest(plan: Plan, summary, fit, embedded, timer: StageTimer, directory: Path) -> dict:
+    papers: pd.DataFrame = summary.tables["papers"]
+    n_papers, n_topics = len(papers), summary.n_topics
+    n_outliers = int((papers["topic_id"] == artifacts.OUTLIER).sum())
+    messages = []
+    if n_topics < 2:
+        messages.append(
+            "Only one topic was found: the abstracts are too few or too similar to separate; "
+            "add papers or lower --min-topic-size."
+        )
+    return {
+        "schema_version": artifacts.SCHEMA_VERSION,
+        "pipeline_version": PIPELINE_VERSION,
+        "corpus": plan.config.name,
+        "run_id": plan.run_id,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "config": plan.recorded,
+        "inputs": plan.inputs,
+        "counts": {
+            "papers": n_papers,
+            "skipped": len(plan.corpus.skipped),
+            "merged": len(plan.corpus.merged),
+            "topics": n_topics,
+            "outliers": n_outliers,
+            "outlier_share": round(n_outliers / n_papers, 4),
+            "clustered_share": round(fit.clustered / n_papers, 4),
+            "outlier_threshold": round(fit.outlier_threshold, 4),
+            "embedded_new": embedded.n_new,
+            "embedded_cached": len(set(p.text for p in plan.corpus.papers)) - embedded.n_new,
+            "vocabulary": len(summary.tables["vocab"]),
+            "years": sorted(int(y) for y in papers["year"].dropna().unique()),
+            "venues": sorted(v for v in papers["venue"].unique() if v),
+        },
+        "skipped_examples": plan.corpus.skipped[:20],
+        "merged_examples": [list(pair) for pair in plan.corpus.merged[:20]],
+        "messages": messages,
+        "timings": timer.seconds,
+        "versions": _versions(),
+        "files": artifacts.file_inventory(directory),
+    }

@@ -1,0 +1,147 @@
+"""The build's stages after planning, each a function of the plan and earlier results.
+
+`pipeline.build` runs them in order under its stage timer; every result is a value the
+next stage takes, so no stage reaches back into an earlier one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from explorer import artifacts
+from explorer.build import summaries as S
+from explorer.build.projection import KnnGraph
+from explorer.build.topics import TopicFit
+from explorer.vectors import unit_float16
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """One vector per paper (row i = paper i), and how many had to be computed."""
+
+    vectors: np.ndarray
+    n_new: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Every table and array a run holds besides the model."""
+
+    tables: dict[str, pd.DataFrame]  # artifacts.TABLES, by name
+    topic_similarity: np.ndarray
+    doc_terms: object  # scipy.sparse.csr_matrix, papers x vocabulary
+    n_topics: int
+
+
+def embed(plan, docs: list[str]) -> Embedded:
+    from explorer.build.embed import embed_texts
+
+    vectors, n_new = embed_texts(
+        docs,
+        model_name=plan.config.embedding_model,
+        cache_root=plan.cache_dir,
+        progress=plan.progress,
+        precision=plan.precision,
+        weights=plan.weights,
+    )
+    return Embedded(vectors=vectors, n_new=n_new)
+
+
+def neighbours(plan, embedded: Embedded) -> KnnGraph:
+    from explorer.build.projection import knn_graph
+
+    return knn_graph(embedded.vectors, max(plan.params.n_neighbors, S.N_SIMILAR + 1))
+
+
+def fit(plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> TopicFit:
+    from explorer.build.topics import fit_topics
+
+    return fit_topics(
+        docs,
+        embedded.vectors,
+        graph,
+        plan.params,
+        model_name=plan.config.embedding_model,
+        cache_root=plan.cache_dir,
+        precision=plan.precision,
+        weights=plan.weights,
+    )
+
+
+def project(plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
+    from explorer.build.projection import project_2d
+
+    return project_2d(
+        embedded.vectors,
+        graph,
+        n_neighbors=plan.params.n_neighbors,
+        seed=plan.params.seed,
+        cache_root=plan.cache_dir,
+    )
+
+
+def summarise(
+    plan, docs: list[str], embedded: Embedded, graph: KnnGraph, fit: TopicFit, coords: np.ndarray
+) -> Summary:
+    """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics."""
+    vectors, labels = embedded.vectors, fit.labels
+    papers = pd.DataFrame([asdict(p) for p in plan.corpus.papers])
+    papers["year"] = papers["year"].astype("Int64")
+    ids = papers["paper_id"].tolist()
+    topic_ids = np.array(sorted(t for t in set(labels.tolist()) if t != artifacts.OUTLIER))
+    centroids = S.topic_centroids(vectors, labels, topic_ids)
+    doc_topics, assigned = S.doc_topic_distribution(vectors, labels, centroids, topic_ids)
+    doc_topics.insert(0, "paper_id", np.asarray(ids, dtype=object)[doc_topics.pop("doc")])
+    hierarchy = S.hierarchy_table(fit.model, docs, len(topic_ids), progress=plan.progress)
+    similarity = (centroids @ centroids.T).astype(np.float32)
+    topics = S.topic_table(
+        fit,
+        topic_ids=topic_ids,
+        coords=coords,
+        parents=S.direct_parents(hierarchy),
+        representatives=S.representative_papers(vectors, labels, centroids, topic_ids, ids),
+        positions=S.classical_mds(similarity),
+    )
+    label_of = dict(zip(topics["topic_id"], topics["label"], strict=True))
+    papers["topic_id"] = labels
+    papers["topic_label"] = [label_of[t] for t in labels]
+    papers["probability"] = assigned
+    papers["x"], papers["y"] = coords[:, 0], coords[:, 1]
+    matrix, vocabulary = S.document_terms(docs, min_df=plan.params.min_df)
+    tables = {
+        "papers": papers,
+        "topics": topics,
+        "doc_topics": doc_topics,
+        "neighbors": S.similar_papers(graph, ids),
+        "hierarchy": hierarchy,
+        "keywords": S.keyword_stats(matrix, vocabulary, papers),
+        "topic_stats": S.topic_stats(papers),
+        "vocab": S.vocabulary_table(matrix, vocabulary),
+    }
+    return Summary(
+        tables=tables, topic_similarity=similarity, doc_terms=matrix, n_topics=len(topic_ids)
+    )
+
+
+def write(plan, directory: Path, summary: Summary, fit: TopicFit, embedded: Embedded) -> None:
+    """Every artifact of the run into `directory` (the manifest comes after, from pipeline)."""
+    from explorer.build.embed import model_id
+
+    for name in artifacts.TABLES:
+        artifacts.write_table(directory, name, summary.tables[name])
+    matrix = summary.doc_terms
+    artifacts.write_array(directory, "topic_similarity", summary.topic_similarity)
+    artifacts.write_array(directory, "doc_terms_indptr", matrix.indptr.astype(np.int64))
+    artifacts.write_array(directory, "doc_terms_indices", matrix.indices.astype(np.int32))
+    # Unit-length float16: semantic search needs only cosines, at half the bytes.
+    artifacts.write_array(directory, "embeddings", unit_float16(embedded.vectors))
+    fit.model.save(
+        directory / artifacts.MODEL_DIR,
+        serialization="safetensors",
+        save_ctfidf=True,
+        save_embedding_model=model_id(plan.config.embedding_model),
+    )

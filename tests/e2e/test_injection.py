@@ -1,0 +1,196 @@
+"""Untrusted text renders literally, everywhere, in a real browser.
+
+Every payload kind (Markdown bold, links, images, underline, Streamlit colour/icon/emoji
+syntax, raw HTML, iframes, scripts, `javascript:` links, LaTeX `\\href`, plotly and
+template syntax, typographic arrows) goes into every text field of a real build, and, per
+page, into one URL that sets every parameter the page reads. In Chromium we then assert:
+
+- no element the payloads describe exists: no `img`, `a`, `strong`, `em`, `u`, `iframe`,
+  `script`, KaTeX or coloured/bold span or `tspan` made from data, no Material icon;
+- no request leaves for a host other than the server;
+- each field's exact payload text is visible, literally, on at least one page.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from urllib.parse import quote, urlencode, urlparse
+
+import pytest
+
+from explorer.build.pipeline import BuildConfig, build
+from explorer.build.sources import read_inputs
+from explorer.view.text import WORD_JOINER, shorten
+from tests.conftest import SEED_DIR
+from tests.e2e.conftest import ARTIFACTS, no_exception, start_server, stop_server, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+EVIL = "evil.example"
+MARK = "PWN"  # every payload's visible text carries it, so what it became can be found
+PAYLOADS = (
+    "%{customdata} {{7*7}} ${x} <%= 1 %>",
+    f"**{MARK}bold** __{MARK}under__",
+    f"[{MARK}link](https://{EVIL}/l) https://{EVIL}/auto www.{EVIL}",
+    f"![{MARK}img](http://{EVIL}/i.png)",
+    f"<u>{MARK}u</u> <b>{MARK}b</b>",
+    f":red[{MARK}red] :blue-background[{MARK}bg] :material/home: :smile: :+1:",
+    f"<img src=http://{EVIL}/h.png onerror=alert(1)>{MARK}html",
+    f"<iframe src=http://{EVIL}/f></iframe><script>alert(2)</script>",
+    f"[{MARK}js](javascript:alert(3))",
+    rf"$\href{{http://{EVIL}/x}}{{{MARK}tex}}$ $$x^2$$",
+    "a -> b <- c -- d >= e",
+    "# heading\n- item",
+)
+FIELDS = ("title", "authors", "abstract", "venue", "status", "track")
+# One payload string per field, distinct, with every kind in it.
+VALUES = {field: f"{field.upper()}-{MARK} " + " ".join(PAYLOADS) for field in FIELDS}
+VALUES["abstract"] += " We study robustness of neural networks to adversarial examples."
+URL_PAYLOAD = " ".join(PAYLOADS[:10])
+# Every query parameter each page reads (app.py's `corpus` on all of them).
+PAGE_PARAMS = {
+    "": ["corpus"],
+    "topic_map": ["corpus", "topics", "q", "status", "venue", "years", "minp",
+                  "hide_outliers", "ask"],
+    "topics": ["corpus", "topic"],
+    "trends": ["corpus", "kw", "trend_topics", "counts", "by", "compare", "from", "to"],
+    "papers": ["corpus", "topics", "q", "status", "venue", "years", "minp", "hide_outliers",
+               "ask", "paper"],
+}  # fmt: skip
+
+# Elements data must never become, and what in them would show it came from data.
+FORBIDDEN_JS = """
+(mark) => {
+  const bad = [];
+  const main = document.querySelector('[data-testid="stAppViewContainer"]') || document.body;
+  const add = (el, why) => bad.push(`${why}: <${el.tagName.toLowerCase()}> ${el.outerHTML.slice(0, 160)}`);
+  for (const el of main.querySelectorAll('img')) {
+    if (!(el.getAttribute('src') || '').startsWith('data:') && !(el.src || '').startsWith(location.origin)) add(el, 'image');
+  }
+  for (const el of main.querySelectorAll('a[href]')) {
+    const href = el.getAttribute('href');
+    if (href.startsWith('javascript:') || href.includes('evil') || el.textContent.includes(mark)) add(el, 'link');
+  }
+  for (const el of main.querySelectorAll('iframe, script, .katex, math')) add(el, 'embedded');
+  for (const el of main.querySelectorAll('strong, b, em, i, u, del, s, h1, h2, h4, h5, h6, li, blockquote, [data-testid="stMarkdownContainer"] code')) {
+    if (el.textContent.includes(mark)) add(el, 'markup');
+  }
+  for (const el of main.querySelectorAll('span[style], span[class*="olor"]')) {
+    if (el.textContent.includes(mark)) add(el, 'styled');
+  }
+  for (const el of main.querySelectorAll('[data-testid="stIconMaterial"], [data-testid="stIconEmoji"]')) {
+    if ((el.closest('[data-testid="stMarkdownContainer"]') || {}).textContent?.includes(mark)) add(el, 'icon');
+  }
+  for (const el of main.querySelectorAll('tspan, text')) {
+    const styled = el.getAttribute('font-weight') || el.getAttribute('font-style') ||
+      (el.getAttribute('style') || '').match(/font-weight:\\s*bold|font-style:\\s*italic|text-decoration/);
+    // Data-made markup wraps a payload's inner text, which starts with the mark.
+    if (styled && el.textContent.trim().startsWith(mark)) add(el, 'svg-markup');
+  }
+  return bad;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def hostile_cache(seed_cache, tmp_path_factory):
+    """A real build: the seed abstracts (2025, two statuses) plus two papers (2024) whose
+    every text field holds every payload."""
+    root = tmp_path_factory.mktemp("hostile")
+    rows = [
+        {"id": f"s{i}", "title": p.title, "abstract": p.abstract, "year": 2025,
+         "status": "Oral" if i % 3 == 0 else "Poster", "venue": "ICML"}
+        for i, p in enumerate(read_inputs([SEED_DIR]).papers)
+    ]  # fmt: skip
+    for n, suffix in (("h1", ""), ("h2", " Second copy.")):
+        row = {field: VALUES[field] + (suffix if field == "abstract" else "") for field in FIELDS}
+        rows.append({"id": n, "year": 2024, **row})
+    source = root / "hostile.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in rows))
+    cache = root / "cache"
+    shutil.copytree(seed_cache / "embeddings", cache / "embeddings")
+    run = build(
+        BuildConfig(name="hostile", inputs=(str(source),)),
+        cache_dir=cache,
+        progress=False,
+        log=lambda m: None,
+    ).run
+    papers = run.table("papers")
+    hostile = papers[papers["abstract"] == VALUES["abstract"]]
+    assert len(hostile) == 1 and (papers["title"] == VALUES["title"]).sum() == 2
+    return cache, str(hostile["paper_id"].iloc[0]), int(hostile["topic_id"].iloc[0])
+
+
+@pytest.fixture(scope="module")
+def hostile_server(hostile_cache):
+    proc, url = start_server(hostile_cache[0])
+    yield url
+    stop_server(proc)
+
+
+def _visit(page, url: str, requests: list[str], server: str) -> str:
+    """Load `url`, check it, and return its visible text."""
+    page.goto(url)
+    wait_for_app(page)
+    no_exception(page)
+    page.wait_for_timeout(1500)  # charts and late images have had their chance to load
+    bad = page.evaluate(FORBIDDEN_JS, MARK)
+    assert bad == [], f"{url}:\n" + "\n".join(bad)
+    outside = [r for r in requests if urlparse(r).netloc != urlparse(server).netloc]
+    assert outside == [], f"{url} made requests elsewhere: {outside}"
+    assert page.dialogs == [], page.dialogs
+    return page.inner_text("body")
+
+
+def _hover_this_paper(page) -> None:
+    """Hover the detail page's star (this paper) so its plotly hover label is drawn."""
+    star = page.locator(".js-plotly-plot .scatterlayer .trace").last.locator(".point").first
+    star.hover(force=True)
+    page.wait_for_selector(".hoverlayer .hovertext", timeout=10_000)
+
+
+def test_payloads_render_literally_on_every_page(hostile_server, hostile_cache, page):
+    _, paper_id, topic_id = hostile_cache
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    seen: dict[str, str] = {}
+    for path, params in PAGE_PARAMS.items():
+        query = urlencode([(p, URL_PAYLOAD) for p in params], quote_via=quote)
+        seen[f"{path}?<payloads>"] = _visit(
+            page, f"{hostile_server}/{path}?{query}", requests, hostile_server
+        )
+        page.screenshot(path=str(ARTIFACTS / f"injection_{path or 'overview'}.png"), full_page=True)
+    # The notice about an unknown ?paper= shows the parameter's value literally.
+    notice = f"Ignoring ?paper={shorten(URL_PAYLOAD, 60)}: it is not in this corpus."
+    assert notice in seen["papers?<payloads>"].replace(WORD_JOINER, "")
+    detail = f"{hostile_server}/papers?{urlencode({'paper': paper_id}, quote_via=quote)}"
+    seen["papers?paper=<hostile>"] = _visit(page, detail, requests, hostile_server)
+    title = page.locator('[data-testid="stMain"] h3').first.inner_text()
+    assert title.replace(WORD_JOINER, "") == VALUES["title"].replace("\n", " ")
+    _hover_this_paper(page)
+    bad = page.evaluate(FORBIDDEN_JS, MARK)
+    assert bad == [], bad
+    hover = page.locator(".hoverlayer").text_content()
+    assert "TITLE-PWN %{customdata} {{7*7}} ${x} <%= 1 %>" in hover, hover
+    page.screenshot(path=str(ARTIFACTS / "injection_paper.png"), full_page=True)
+    seen["topics?topic=<its topic>"] = _visit(
+        page, f"{hostile_server}/topics?topic={topic_id}", requests, hostile_server
+    )
+    seen["trends?by=status"] = _visit(
+        page, f"{hostile_server}/trends?by=status", requests, hostile_server
+    )
+    page.get_by_role("tab", name="Across classes").click()
+    page.wait_for_timeout(1500)
+    assert page.evaluate(FORBIDDEN_JS, MARK) == []
+    ticks = page.locator(".js-plotly-plot .xtick").all_text_contents()
+    assert VALUES["status"].replace("\n", " ") in ticks, ticks  # the whole value, literally
+    page.screenshot(path=str(ARTIFACTS / "injection_trends_classes.png"), full_page=True)
+
+    for field, value in VALUES.items():
+        # Markdown contexts keep "a -> b" literal with an invisible word joiner inside;
+        # every other character is exactly the field's value.
+        shown = [name for name, text in seen.items() if value in text.replace(WORD_JOINER, "")]
+        flat = value.replace("\n", " ")
+        shown += [name for name, text in seen.items() if flat in text.replace(WORD_JOINER, "")]
+        assert shown, f"{field}'s payload is not visible literally on any page"

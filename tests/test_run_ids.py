@@ -1,0 +1,99 @@
+"""Run ids name the code that made a run, and results do not depend on input order."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from explorer.build import pipeline
+from explorer.build.pipeline import BuildConfig, build, plan_build
+from explorer.build.sources import read_inputs
+from tests.conftest import ROOT, SEED_DIR
+
+QUIET = {"progress": False, "log": lambda m: None}
+
+
+def _plan(*inputs, cache):
+    return plan_build(
+        BuildConfig(name="seed", inputs=tuple(map(str, inputs))), cache_dir=cache, progress=False
+    )
+
+
+def test_input_order_changes_neither_the_run_id_nor_the_paper_order(tmp_path):
+    a, b = sorted(SEED_DIR.glob("*.txt"))
+    forward, backward = _plan(a, b, cache=tmp_path), _plan(b, a, cache=tmp_path)
+    assert forward.run_id == backward.run_id
+    assert forward.corpus.papers == backward.corpus.papers
+
+
+def test_run_id_covers_pipeline_version_and_model_packages(tmp_path, monkeypatch):
+    base = _plan(SEED_DIR, cache=tmp_path)
+    monkeypatch.setattr(pipeline, "PIPELINE_VERSION", pipeline.PIPELINE_VERSION + 1)
+    assert _plan(SEED_DIR, cache=tmp_path).run_id != base.run_id
+    monkeypatch.undo()
+    real = pipeline.metadata.version
+    for package in pipeline.MODEL_PACKAGES:
+        monkeypatch.setattr(
+            pipeline.metadata, "version", lambda n, p=package: "0.0-other" if n == p else real(n)
+        )
+        assert _plan(SEED_DIR, cache=tmp_path).run_id != base.run_id, package
+    monkeypatch.undo()
+    assert _plan(SEED_DIR, cache=tmp_path).run_id == base.run_id
+
+
+def test_a_run_made_by_older_code_is_rebuilt_and_says_why(
+    seed_cache, seed_run, tmp_path, monkeypatch
+):
+    shutil.copytree(seed_cache / "seed", tmp_path / "seed")
+    shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
+    lines: list[str] = []
+    config = BuildConfig(name="seed", inputs=(str(SEED_DIR),))
+    assert build(config, cache_dir=tmp_path, progress=False, log=lines.append).reused
+    monkeypatch.setattr(pipeline, "PIPELINE_VERSION", pipeline.PIPELINE_VERSION + 1)
+    lines.clear()
+    result = build(config, cache_dir=tmp_path, progress=False, log=lines.append)
+    assert not result.reused and result.run.run_id != seed_run.run_id
+    expected = (
+        f"Rebuilding 'seed': its run {seed_run.run_id} was made by pipeline version "
+        f"{pipeline.PIPELINE_VERSION - 1}; this is {pipeline.PIPELINE_VERSION}."
+    )
+    assert expected in lines, lines
+    assert result.run.manifest["pipeline_version"] == pipeline.PIPELINE_VERSION
+
+
+def test_rebuild_reason_names_the_changed_package(seed_run, tmp_path):
+    plan = _plan(SEED_DIR, cache=tmp_path)
+    previous = json.loads(json.dumps(seed_run.manifest))
+    previous["versions"]["bertopic"] = "0.16.0"
+    reason = pipeline.rebuild_reason(previous, plan)
+    assert reason == (
+        f"its run {seed_run.run_id} was made with bertopic 0.16.0 -> "
+        f"{plan.code['packages']['bertopic']}"
+    )
+    previous = json.loads(json.dumps(seed_run.manifest))
+    previous["config"]["embedding_weights"] = "0" * 16
+    assert "weights changed" in pipeline.rebuild_reason(previous, plan)
+    assert pipeline.rebuild_reason(seed_run.manifest, plan) is None
+
+
+def test_make_run_always_asks_explorer_build(tmp_path):
+    """`make run` rebuilds a stale default corpus: it runs `explorer build` (a no-op when the
+    run is current) instead of checking only that some run exists."""
+    recipe = (ROOT / "Makefile").read_text().split("build-default:")[1].split("\n\n")[0]
+    assert "explorer build data/icml2025 --name $(DEFAULT_CORPUS)" in recipe
+    assert "explorer info" not in recipe
+
+
+@pytest.mark.parametrize("field", ["title", "abstract"])
+def test_readers_drop_tex_text_commands(tmp_path, field):
+    rows = [
+        {"id": f"p{i}", "title": f"Paper {i}", "abstract": f"Abstract {i} about things."}
+        for i in range(3)
+    ]
+    rows[0][field] = r"We \emph{robustly} fit $\mathcal{F}$ models"
+    source = tmp_path / "icml2019.json"
+    source.write_text(json.dumps(rows))
+    values = {getattr(p, field) for p in read_inputs([source]).papers}
+    assert r"We robustly fit $\mathcal{F}$ models" in values

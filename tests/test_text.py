@@ -1,0 +1,103 @@
+"""The escaping module, and a lint that keeps pages from building Markdown out of data.
+
+tests/e2e/test_injection.py proves in Chromium that what these produce renders literally.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from explorer.view.text import WORD_JOINER, md, md_format, plot
+from tests.conftest import ROOT
+
+# Streamlit calls whose text argument is rendered as Markdown.
+MARKDOWN_CALLS = {
+    "markdown", "caption", "subheader", "header", "title", "warning", "info", "error",
+    "success", "toast", "write", "expander", "popover", "tabs", "metric",
+    "selectbox", "multiselect", "text_input", "slider", "checkbox", "toggle", "radio",
+    "button", "download_button", "link_button", "page_link", "number_input",
+}  # fmt: skip
+SAFE_BUILDERS = {"md", "md_format", "md_join"}
+VIEW_FILES = [
+    ROOT / "app.py",
+    *(ROOT / "pages").glob("*.py"),
+    *(ROOT / "explorer/view/ui").glob("*.py"),
+]
+
+
+def test_markdown_escape_leaves_no_unescaped_punctuation():
+    assert md("**x** [l](u) ![i](h) <b> $a$ :red[r] :material/home: _u_ `c` #") == (
+        r"\*\*x\*\* \[l\]\(u\) \!\[i\]\(h\) \<b\> \$a\$ \:red\[r\] \:material\/home\: \_u\_ \`c\` \#"
+    )
+    assert md("line\nbreak") == "line break"
+    assert md("a -> b") == f"a \\-{WORD_JOINER}\\> b"
+
+
+def test_markdown_format_escapes_values_not_the_template():
+    assert md_format("**Topic {id}:** {label}", id=3, label="*x*") == r"**Topic 3:** \*x\*"
+    assert md_format("{p:.2f}", p=0.5) == r"0\.50"
+
+
+@given(st.text())
+def test_markdown_escape_never_leaves_a_bare_special_character(value):
+    escaped = md(value)
+    for i, char in enumerate(escaped):
+        if char in "*_[]()!<>`$:#|~&\\" and not (i and escaped[i - 1] == "\\"):
+            assert char == "\\" and escaped[i + 1 : i + 2] != "", escaped
+
+
+def test_plot_escape_blocks_html_and_templates():
+    assert (
+        plot("<b>x</b> & %{customdata} %") == "&lt;b&gt;x&lt;/b&gt; &amp; &#37;{customdata} &#37;"
+    )
+
+
+def _markdown_argument_problems(path: Path) -> list[str]:
+    """Markdown-capable calls whose text is not a literal, an escaping call or a parameter."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    problems: list[str] = []
+
+    def allowed(node: ast.expr, params: set[str]) -> bool:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            return name in SAFE_BUILDERS
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return all(allowed(e, params) for e in node.elts)
+        return isinstance(node, ast.Name) and node.id in params  # a wrapper's own label
+
+    def visit(node: ast.AST, params: set[str]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            params = params | {a.arg for a in node.args.args + node.args.kwonlyargs}
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            text = node.args[0] if node.args else None
+            if node.func.attr in MARKDOWN_CALLS and text is not None and not allowed(text, params):
+                problems.append(f"{path.name}:{node.lineno} {node.func.attr}(...)")
+            for keyword in node.keywords:
+                if keyword.arg in {"help", "label", "body"} and not allowed(keyword.value, params):
+                    problems.append(f"{path.name}:{node.lineno} {keyword.arg}=")
+        for child in ast.iter_child_nodes(node):
+            visit(child, params)
+
+    visit(tree, set())
+    return problems
+
+
+@pytest.mark.parametrize("path", VIEW_FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_pages_never_build_markdown_from_data(path):
+    assert _markdown_argument_problems(path) == []
+
+
+def test_the_markdown_lint_catches_an_fstring(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        'import streamlit as st\ntitle = "x"\nst.subheader(f"Topic {title}")\nst.info(title)\n'
+    )
+    assert len(_markdown_argument_problems(bad)) == 2
