@@ -52,7 +52,7 @@ def default_cache_dir() -> Path:
 
 def check_corpus_name(name: str) -> str:
     """Refuse names that could escape the cache folder or confuse a shell."""
-    if not _NAME_RE.match(name) or ".." in name or name in RESERVED_NAMES:
+    if not _NAME_RE.fullmatch(name) or ".." in name or name in RESERVED_NAMES:
         raise InputError(
             f"corpus name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit (not 'embeddings', 'numba' or 'reductions')"
@@ -190,7 +190,7 @@ def latest_run_id(cache_dir: Path, corpus: str) -> str | None:
     pointer = corpus_dir / LATEST
     if pointer.is_file():
         run_id = pointer.read_text(encoding="utf-8").strip()
-        if _NAME_RE.match(run_id) and (corpus_dir / run_id / MANIFEST).is_file():
+        if _NAME_RE.fullmatch(run_id) and (corpus_dir / run_id / MANIFEST).is_file():
             return run_id
     complete = [p for p in corpus_dir.glob("*") if p.is_dir() and (p / MANIFEST).is_file()]
     if not complete:
@@ -205,7 +205,9 @@ def list_corpora(cache_dir: Path) -> list[str]:
         return []
     names = []
     for path in sorted(root.iterdir()):
-        is_corpus = path.is_dir() and _NAME_RE.match(path.name) and path.name not in RESERVED_NAMES
+        is_corpus = (
+            path.is_dir() and _NAME_RE.fullmatch(path.name) and path.name not in RESERVED_NAMES
+        )
         if is_corpus and latest_run_id(root, path.name) is not None:
             names.append(path.name)
     return names

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from explorer import artifacts
@@ -35,6 +36,9 @@ PACKAGE_ALLOW = (
     "build/__init__.py", "build/embed.py", "build/memory.py",
 )  # fmt: skip
 MARKER = ".explorer-publish.json"
+STAGING_PREFIX = ".explorer-publish-tmp-"
+# Folders the publish copies from: a destination inside one would copy into itself.
+_SOURCE_FOLDERS = ("pages", "explorer", ".streamlit")
 
 
 def _requirements() -> str:
@@ -90,8 +94,9 @@ def publish(cache_dir: Path, corpus: str, dest: Path, *, force: bool = False) ->
     dest = Path(dest).expanduser().resolve()
     check_destination(dest, Path(cache_dir))
     previous = _previous_files(dest)
-    staging = dest.parent / f".{dest.name}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
+    dest.mkdir(parents=True, exist_ok=True)
+    # Staged inside the destination: same file system, so every move is a rename.
+    staging = Path(tempfile.mkdtemp(dir=dest, prefix=STAGING_PREFIX))
     try:
         _write_folder(staging, run)
         written = {
@@ -100,12 +105,24 @@ def publish(cache_dir: Path, corpus: str, dest: Path, *, force: bool = False) ->
             if p.is_file()
         }
         _check_replaceable(dest, previous, written, force=force)
+        # First record every file that may be ours during the swap (old or new content),
+        # so a publish killed midway leaves a folder the next publish can still replace.
+        pending = {
+            name: sorted({*previous.get(name, ()), digest}) for name, digest in written.items()
+        }
+        for name in set(previous) - set(written):
+            pending[name] = sorted(previous[name])
+        _write_marker(dest, corpus, run.run_id, pending)
         _swap_in(staging, dest, previous, written)
-        marker = {"corpus": corpus, "run_id": run.run_id, "files": written}
-        artifacts.atomic_write_text(dest / MARKER, json.dumps(marker, indent=1, sort_keys=True))
+        _write_marker(dest, corpus, run.run_id, {n: [d] for n, d in written.items()})
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dest
+
+
+def _write_marker(dest: Path, corpus: str, run_id: str, files: dict[str, list[str]]) -> None:
+    marker = {"corpus": corpus, "run_id": run_id, "files": files}
+    artifacts.atomic_write_text(dest / MARKER, json.dumps(marker, indent=1, sort_keys=True))
 
 
 def check_destination(dest: Path, cache_dir: Path) -> None:
@@ -119,8 +136,11 @@ def check_destination(dest: Path, cache_dir: Path) -> None:
     for path, what in protected.items():
         if dest == path or path.is_relative_to(dest):
             raise ExplorerError(f"{dest}: refusing to publish into {what}; pick a new folder")
-    if dest.is_relative_to(cache_dir.resolve()):
-        raise ExplorerError(f"{dest}: refusing to publish inside the cache; pick a new folder")
+    sources = (cache_dir.resolve(), *(ROOT / name for name in _SOURCE_FOLDERS))
+    if any(dest.is_relative_to(source) for source in sources):
+        raise ExplorerError(
+            f"{dest}: refusing to publish inside the cache or the app's sources; pick a new folder"
+        )
     for path in (dest, *dest.parents):
         if path.exists():
             if not path.is_dir():
@@ -128,53 +148,72 @@ def check_destination(dest: Path, cache_dir: Path) -> None:
             break
 
 
-def _previous_files(dest: Path) -> dict[str, str]:
-    """What an earlier publish wrote into `dest` ({} for a new or empty folder)."""
-    if not dest.is_dir() or not any(dest.iterdir()):
+def _previous_files(dest: Path) -> dict[str, set[str]]:
+    """What an earlier publish wrote into `dest`, name -> accepted sha256s ({} if new).
+
+    Leftover staging folders of a killed publish are removed (only they match its prefix).
+    """
+    if not dest.is_dir():
+        return {}
+    for leftover in dest.glob(f"{STAGING_PREFIX}*"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover)
+    if not any(dest.iterdir()):
         return {}
     try:
-        marker = json.loads((dest / MARKER).read_text(encoding="utf-8"))
-        files = marker["files"]
-        if not isinstance(files, dict):
-            raise TypeError
+        files = json.loads((dest / MARKER).read_text(encoding="utf-8"))["files"]
+        previous = {str(k): {v} if isinstance(v, str) else set(v) for k, v in files.items()}
     except FileNotFoundError:
         raise ExplorerError(
             f"{dest}: not empty and not written by explorer publish; "
             "nothing was changed (publish into a new or empty folder)"
         ) from None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         raise ExplorerError(f"{dest / MARKER}: unreadable; nothing was changed") from None
-    for name in files:
-        if Path(name).is_absolute() or ".." in Path(name).parts:
+    for name in previous:
+        parts = Path(name).parts
+        if not parts or Path(name).is_absolute() or ".." in parts or name in (".", MARKER):
             raise ExplorerError(f"{dest / MARKER}: lists {name!r}, outside the folder")
-    return {str(k): str(v) for k, v in files.items()}
+    return previous
 
 
 def _check_replaceable(
-    dest: Path, previous: dict[str, str], written: dict[str, str], *, force: bool
+    dest: Path, previous: dict[str, set[str]], written: dict[str, str], *, force: bool
 ) -> None:
-    """Before anything changes: no file of the user's is in the way, no edit is lost."""
-    for name in written:
+    """Before anything changes: nothing of the user's is in the way, no edit is lost."""
+    for name in sorted({*previous, *written}):
         target = dest / name
-        blocked = [p for p in (target, *target.parents) if p != dest and p.is_relative_to(dest)]
-        for path in blocked:
-            rel = path.relative_to(dest).as_posix()
-            if path.is_file() and rel not in previous:
-                raise ExplorerError(
-                    f"{path}: exists and was not written by explorer publish; nothing was changed"
-                )
-    for name, digest in previous.items():
-        target = dest / name
-        if not force and target.is_file() and artifacts.sha256_file(target) != digest:
+        _check_inside(dest, name)
+        in_the_way = [dest / p for p in Path(name).parents[:-1] if (dest / p).is_file()]
+        if name in written and target.is_file() and name not in previous:
+            in_the_way.append(target)
+        for path in in_the_way:
+            raise ExplorerError(
+                f"{path}: exists and was not written by explorer publish; nothing was changed"
+            )
+        edited = name in previous and target.is_file() and not force
+        if edited and artifacts.sha256_file(target) not in previous[name]:
             raise ExplorerError(
                 f"{target}: edited since it was published; nothing was changed "
                 "(--force replaces it)"
             )
 
 
-def _swap_in(staging: Path, dest: Path, previous: dict[str, str], written: dict[str, str]) -> None:
+def _check_inside(dest: Path, name: str) -> None:
+    """Refuse a path that would lead out of `dest` through a symbolic link, or that is a
+    folder or special file where the publish puts a file."""
+    for part in [*reversed(Path(name).parents[:-1]), Path(name)]:
+        if (dest / part).is_symlink():
+            raise ExplorerError(f"{dest / part}: is a symbolic link; nothing was changed")
+    target = dest / name
+    if target.exists() and not target.is_file():
+        raise ExplorerError(f"{target}: is not a regular file; nothing was changed")
+
+
+def _swap_in(
+    staging: Path, dest: Path, previous: dict[str, set[str]], written: dict[str, str]
+) -> None:
     """Remove the files the last publish wrote that this one does not, move the new ones in."""
-    dest.mkdir(parents=True, exist_ok=True)
     for name in sorted(set(previous) - set(written)):
         (dest / name).unlink(missing_ok=True)
         _remove_empty_parents(dest / name, dest)

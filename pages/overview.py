@@ -18,13 +18,13 @@ papers = data.papers
 
 st.title(md_format("Overview: {corpus}", corpus=data.corpus))
 cols = st.columns(4)
-cols[0].metric("Papers", f"{counts['papers']:,}")
-cols[1].metric("Topics", counts["topics"])
-cols[2].metric("Outliers", f"{counts['outlier_share']:.1%}")
+# Metric values render Markdown too, and the manifest is a file on disk: escaped.
+cols[0].metric("Papers", md_format("{n:,}", n=counts["papers"]))
+cols[1].metric("Topics", md_format("{n}", n=counts["topics"]))
+cols[2].metric("Outliers", md_format("{share:.1%}", share=counts["outlier_share"]))
 years = counts["years"]
-cols[3].metric(
-    "Years", f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "—")
-)
+span = f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "—")
+cols[3].metric("Years", md(span))
 for message in m.get("messages", []):
     st.warning(md(message))
 

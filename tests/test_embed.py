@@ -144,16 +144,22 @@ def test_changed_weights_under_the_same_name_never_reuse_old_vectors(tmp_path):
     assert new == 0
 
 
-def test_weights_fingerprint_hashes_the_weight_files(tmp_path):
+def test_weights_fingerprint_hashes_every_model_file(tmp_path):
+    from explorer.errors import ExplorerError
+
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
     (folder / "model.safetensors").write_bytes(b"weights v1")
     first = embed.weights_fingerprint(str(folder))
-    (folder / "config.json").write_text('{"changed": "not a weight"}')
-    assert embed.weights_fingerprint(str(folder)) == first
+    assert embed.weights_fingerprint(str(folder)) == first  # cached, and stable
+    (folder / "config.json").write_text('{"max_seq_length": 128}')  # settings count too
+    second = embed.weights_fingerprint(str(folder))
     (folder / "model.safetensors").write_bytes(b"weights v2")
-    assert embed.weights_fingerprint(str(folder)) != first
+    assert len({first, second, embed.weights_fingerprint(str(folder))}) == 3
+    (folder / "model.safetensors").unlink()
+    with pytest.raises(ExplorerError, match="no weights file"):
+        embed.weights_fingerprint(str(folder))
     packaged = embed.weights_fingerprint(embed.DEFAULT_MODEL)
     assert len(packaged) == 16 and packaged == embed.weights_fingerprint("all-MiniLM-L6-v2")
 

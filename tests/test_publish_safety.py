@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,53 @@ def test_cli_refusal_is_one_line(cache, tmp_path, capsys):
     assert code == cli.EXIT_ERROR and len(err.strip().splitlines()) == 1, err
     assert err.startswith(f"explorer: error: {dest}: not empty")
     assert (dest / "thesis.txt").read_text() == "x"
+
+
+def test_a_symbolic_link_never_leads_a_publish_out_of_the_folder(cache, tmp_path):
+    dest = publish(cache, "syn", tmp_path / "site")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".bashrc").write_text("precious")
+    (dest / "x").symlink_to(outside)
+    marker = json.loads((dest / MARKER).read_text())
+    marker["files"]["x/.bashrc"] = [hashlib.sha256(b"precious").hexdigest()]
+    (dest / MARKER).write_text(json.dumps(marker))
+    with pytest.raises(ExplorerError, match="x: is a symbolic link"):
+        publish(cache, "syn", dest, force=True)
+    assert (outside / ".bashrc").read_text() == "precious"
+    (dest / "x").unlink()
+    (dest / "pages").rename(dest / "pages-real")
+    (dest / "pages").symlink_to(outside)  # a folder it writes into, replaced by a link
+    with pytest.raises(ExplorerError, match="pages: is a symbolic link"):
+        publish(cache, "syn", dest, force=True)
+    assert sorted(p.name for p in outside.iterdir()) == [".bashrc"]
+
+
+def test_a_publish_killed_midway_is_finished_by_the_next(cache, tmp_path, monkeypatch):
+    from explorer import publish as module
+
+    dest = publish(cache, "syn", tmp_path / "site")
+    write_synthetic_run(cache, "syn", 300, n_topics=5, seed=2)
+    real, moved = os.replace, []
+
+    def dying_replace(src, dst):
+        if len(moved) == 5:
+            raise KeyboardInterrupt  # as if killed after five files
+        moved.append(dst)
+        real(src, dst)
+
+    monkeypatch.setattr(module.os, "replace", dying_replace)
+    with pytest.raises(KeyboardInterrupt):
+        publish(cache, "syn", dest)
+    monkeypatch.setattr(module.os, "replace", real)
+    (dest / f"{module.STAGING_PREFIX}left").mkdir()  # as a SIGKILL would leave it
+    publish(cache, "syn", dest)  # no --force needed: every file is known to be ours
+    assert not list(dest.glob(f"{module.STAGING_PREFIX}*"))
+    latest = (dest / "cache" / "syn" / "latest").read_text()
+    assert (dest / "cache" / "syn" / latest / "manifest.json").is_file()
+
+
+def test_a_folder_inside_the_apps_sources_is_refused(cache):
+    with pytest.raises(ExplorerError, match="inside the cache or the app's sources"):
+        publish(cache, "syn", ROOT / "pages" / "site")
+    assert not (ROOT / "pages" / "site").exists()

@@ -97,3 +97,32 @@ def test_readers_drop_tex_text_commands(tmp_path, field):
     source.write_text(json.dumps(rows))
     values = {getattr(p, field) for p in read_inputs([source]).papers}
     assert r"We robustly fit $\mathcal{F}$ models" in values
+
+
+def test_renaming_an_input_that_names_the_venue_changes_the_run(tmp_path):
+    """Venue and year can come from a file's name: the run id covers the papers as read."""
+    rows = [
+        {"id": f"p{i}", "title": f"T{i}", "abstract": f"Abstract number {i}."} for i in range(12)
+    ]
+    first, second = tmp_path / "icml2019.json", tmp_path / "neurips2020.json"
+    first.write_text(json.dumps(rows))
+    a = _plan(first, cache=tmp_path)
+    first.rename(second)
+    b = _plan(second, cache=tmp_path)
+    assert {p.venue for p in b.corpus.papers} == {"NeurIPS"} and a.run_id != b.run_id
+
+
+def test_a_damaged_run_of_the_same_id_is_rebuilt_not_reused(seed_cache, seed_run, tmp_path):
+    shutil.copytree(seed_cache / "seed", tmp_path / "seed")
+    shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
+    target = tmp_path / "seed" / seed_run.run_id / "topics.parquet"
+    target.write_bytes(target.read_bytes() + b"x")
+    lines: list[str] = []
+    config = BuildConfig(name="seed", inputs=(str(SEED_DIR),))
+    result = build(config, cache_dir=tmp_path, progress=False, log=lines.append)
+    assert not result.reused and result.run.run_id == seed_run.run_id
+    assert any(
+        line.startswith(f"Rebuilding run {seed_run.run_id}:") and "changed since" in line
+        for line in lines
+    ), lines
+    assert build(config, cache_dir=tmp_path, progress=False, log=lines.append).reused

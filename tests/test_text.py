@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from explorer.view.text import WORD_JOINER, md, md_format, plot
-from tests.conftest import ROOT
+from tests.conftest import ROOT, shown
 
 # Streamlit calls whose text argument is rendered as Markdown.
 MARKDOWN_CALLS = {
@@ -31,11 +31,28 @@ VIEW_FILES = [
 
 
 def test_markdown_escape_leaves_no_unescaped_punctuation():
-    assert md("**x** [l](u) ![i](h) <b> $a$ :red[r] :material/home: _u_ `c` #") == (
-        r"\*\*x\*\* \[l\]\(u\) \!\[i\]\(h\) \<b\> \$a\$ \:red\[r\] \:material\/home\: \_u\_ \`c\` \#"
+    assert md("**x** [l](u) ![i](h) <b> $a$ _u_ `c` #") == (
+        r"\*\*x\*\* \[l\]\(u\) \!\[i\]\(h\) \<b\> \$a\$ \_u\_ \`c\` \#"
     )
     assert md("line\nbreak") == "line break"
     assert md("a -> b") == f"a \\-{WORD_JOINER}\\> b"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [":red[r]", ":material/home:", ":material_lock:", ":streamlit:", ":smile:", "?p=:smile",
+     "_www.evil.com", "x_https://e.com", "a@b.com", "a\ufeff-> b", "mailto:x@y.z"],
+)  # fmt: skip
+def test_markdown_escape_breaks_every_text_rewrite(text):
+    """Colons, autolinks and arrows get a word joiner (invisible) so no rewrite matches."""
+    escaped = md(text)
+    assert shown(escaped) == text
+    for i, char in enumerate(escaped):
+        if char == ":":
+            assert escaped[i - 2 : i] == f"{WORD_JOINER}\\" and escaped[i + 1] == WORD_JOINER
+    plain = escaped.replace("\\", "")
+    for pattern in ("www.", "http:", "https:", "@", "->", "<-", "--"):
+        assert pattern not in plain.replace(f"{WORD_JOINER}@", "")
 
 
 def test_markdown_format_escapes_values_not_the_template():

@@ -30,6 +30,8 @@ from explorer.errors import ExplorerError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 _WEIGHT_SUFFIXES = {".safetensors", ".bin"}
+# Libraries that compute the vectors: an upgrade of one of them may change every vector.
+_RUNTIME_PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers")
 CACHE_VERSION = 1
 # Texts per encode call: small enough that progress and the on-disk cache advance
 # every ~20 s on two cores, large enough that batching is unaffected.
@@ -137,19 +139,33 @@ def model_dir(name: str) -> Path:
 
 
 def weights_fingerprint(name: str) -> str:
-    """sha256 (16 hex digits) of the model's weight files: part of every cache and run key."""
+    """sha256 (16 hex digits) of everything that decides the model's vectors: every file of
+    the model (weights, tokenizer, pooling and length settings) and the versions of the
+    libraries that run it. Part of every embedding-cache and run key."""
     directory = model_dir(name)
-    files = sorted(p for p in directory.rglob("*") if p.suffix in _WEIGHT_SUFFIXES and p.is_file())
-    if not files:
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    if not any(p.suffix in _WEIGHT_SUFFIXES for p in files):
         raise ExplorerError(f"embedding model {name!r}: no weights file in {directory}")
     stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
-    return _hash_files(str(directory), stamp)
+    return _hash_files(str(directory), stamp, _runtime_versions())
+
+
+def _runtime_versions() -> tuple[str, ...]:
+    from importlib import metadata
+
+    versions = []
+    for package in _RUNTIME_PACKAGES:
+        try:
+            versions.append(f"{package}=={metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{package} absent")
+    return tuple(versions)
 
 
 @lru_cache(maxsize=8)
-def _hash_files(directory: str, stamp: tuple) -> str:
+def _hash_files(directory: str, stamp: tuple, versions: tuple[str, ...]) -> str:
     """Hashed once per process per (files, sizes, mtimes): ~0.3 s for this model's 90 MB."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256("\n".join(versions).encode())
     for path, _, _ in stamp:
         digest.update(Path(path).relative_to(directory).as_posix().encode() + b"\x00")
         with open(path, "rb") as handle:

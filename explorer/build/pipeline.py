@@ -42,10 +42,10 @@ PIPELINE_VERSION = 1
 # Packages whose upgrade can change topics, labels or vectors: their versions are in the run id.
 MODEL_PACKAGES = (
     "bertopic", "umap-learn", "hdbscan", "scikit-learn", "sentence-transformers",
-    "transformers", "torch",
+    "transformers", "tokenizers", "torch", "numpy", "scipy", "numba", "pynndescent",
 )  # fmt: skip
 # Recorded in the manifest for the record only.
-_RECORDED_PACKAGES = (*MODEL_PACKAGES, "numpy", "pandas", "pyarrow")
+_RECORDED_PACKAGES = (*MODEL_PACKAGES, "pandas", "pyarrow")
 TMP_PREFIX = ".tmp-"
 
 
@@ -160,8 +160,20 @@ def _input_records(inputs: tuple[str, ...]) -> list[dict[str, object]]:
     ]
 
 
-def run_key(recorded: dict, code: dict, inputs: list[dict[str, object]]) -> str:
-    """The run id: a hash of the schema, the code, the options and the inputs' contents.
+def corpus_fingerprint(corpus: Corpus) -> str:
+    """sha256 of every paper as read, in canonical order: it covers what the file contents
+    alone do not, such as a venue and year taken from a file or folder name."""
+    digest = hashlib.sha256()
+    for paper in corpus.papers:
+        record = asdict(paper)
+        record.pop("source_file")  # where a file lies does not change the result
+        digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+def run_key(recorded: dict, code: dict, inputs: list[dict[str, object]], papers: str) -> str:
+    """The run id: a hash of the schema, the code, the options, the inputs' contents and the
+    papers read from them (`corpus_fingerprint`).
 
     Input hashes are sorted: the papers are put in a canonical order before modelling,
     so the order in which files are named does not change the result.
@@ -171,6 +183,7 @@ def run_key(recorded: dict, code: dict, inputs: list[dict[str, object]]) -> str:
         "code": code,
         "config": recorded,
         "inputs": sorted(str(i["sha256"]) for i in inputs),
+        "papers": papers,
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -205,7 +218,7 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         weights=weights,
         recorded=recorded,
         code=code,
-        run_id=run_key(recorded, code, inputs),
+        run_id=run_key(recorded, code, inputs, corpus_fingerprint(corpus)),
         cache_dir=Path(cache_dir),
         progress=progress,
     )
@@ -266,10 +279,11 @@ def build(
     run_id = plan.run_id
     with corpus_lock(corpus_dir):
         _clean_stale(corpus_dir)
-        if (corpus_dir / run_id / artifacts.MANIFEST).is_file():
+        reused = _reusable(cache_dir, config.name, run_id, log)
+        if reused is not None:
             artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
             log(f"Up to date: run {run_id} already built from these inputs, options and code.")
-            return BuildResult(run=artifacts.open_run(cache_dir, config.name, run_id), reused=True)
+            return BuildResult(run=reused, reused=True)
         previous = _latest_manifest(cache_dir, config.name)
         if previous is not None and (reason := rebuild_reason(previous, plan)):
             log(f"Rebuilding {config.name!r}: {reason}.")
@@ -288,6 +302,17 @@ def build(
             raise
     log(f"Published run {run_id} of {config.name!r} in {sum(manifest['timings'].values()):.1f} s.")
     return BuildResult(run=artifacts.open_run(cache_dir, config.name, run_id), reused=False)
+
+
+def _reusable(cache_dir: Path, corpus: str, run_id: str, log: Callable[[str], None]):
+    """The complete, intact run of this id, or None; a damaged one is rebuilt, with a line."""
+    if not (cache_dir / corpus / run_id / artifacts.MANIFEST).is_file():
+        return None
+    try:
+        return artifacts.open_run(cache_dir, corpus, run_id)
+    except ArtifactError as exc:
+        log(f"Rebuilding run {run_id}: {exc}.")
+        return None
 
 
 def _precision(config: BuildConfig, cache_dir: Path) -> str:

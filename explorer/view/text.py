@@ -20,18 +20,19 @@ import string
 from collections.abc import Iterable
 
 # CommonMark lets any ASCII punctuation be backslash-escaped, and then shows it literally.
-# Escaping all of it covers emphasis, links, images, autolinks, HTML, tables, headings,
-# lists, code, LaTeX ($) and Streamlit's own directives (:red[..], :material/..:); and
-# since no escaped colon can close a shortcode, Streamlit never loads its emoji plugin.
+# Escaping all of it covers emphasis, links, images, HTML, tables, headings, lists, code,
+# LaTeX ($) and Streamlit's directives (:red[..]).
 _MD_SPECIAL = re.compile("([" + re.escape(string.punctuation) + "])")
-# Two rewrites run on text nodes after escapes are resolved, so escaping cannot stop them:
-# GitHub-style autolinks (http://, https://, www., user@host) and Streamlit's arrows and
-# dashes (" -> ", " -- ", ...). A word joiner (invisible, zero-width) inside each pattern
-# keeps it literal: the reader sees exactly the original characters.
+# Rewrites that run on the text after escapes are resolved, so escaping cannot stop them:
+# GitHub-style autolinks (http://, https://, www., user@host), Streamlit's arrows and
+# dashes ("->", "--", ">="...), and its :material_icon:, :streamlit: and emoji shortcodes.
+# A word joiner (invisible, zero-width) inside each pattern keeps it literal: the reader
+# sees exactly the original characters. Around every colon it also keeps the raw source
+# from looking like a shortcode, so Streamlit never loads its emoji plugin.
 WORD_JOINER = "\u2060"
-_TYPOGRAPHIC = re.compile(r"(?<!\S)(<->|->|<-|--|>=|<=|~=)(?!\S)")
-_AUTOLINK = re.compile(r"(?i)(?<=\b)(https?:|ftp:|mailto:|www)(?=[/.:])|(?<=[\w.+-])(?=@[\w-])")
-_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+_TYPOGRAPHIC = re.compile(r"<->|->|<-|--|>=|<=|~=")
+_AUTOLINK = re.compile(r"(?i)(https?|ftp|mailto|www)(?=[/.:])|(?=@)")
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 
 
 def md(value: object) -> str:
@@ -40,9 +41,10 @@ def md(value: object) -> str:
     Line breaks become spaces (a Markdown label is one line; block syntax must not start).
     """
     text = _LINE_BREAKS.sub(" ", str(value))
-    text = _TYPOGRAPHIC.sub(lambda m: WORD_JOINER.join(m.group(1)), text)
+    text = _TYPOGRAPHIC.sub(lambda m: WORD_JOINER.join(m.group(0)), text)
     text = _AUTOLINK.sub(lambda m: (m.group(1) or "") + WORD_JOINER, text)
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return text.replace("\\:", f"{WORD_JOINER}\\:{WORD_JOINER}")
 
 
 class _MarkdownFormatter(string.Formatter):

@@ -36,6 +36,7 @@ PAYLOADS = (
     f"![{MARK}img](http://{EVIL}/i.png)",
     f"<u>{MARK}u</u> <b>{MARK}b</b>",
     f":red[{MARK}red] :blue-background[{MARK}bg] :material/home: :smile: :+1:",
+    f":material_lock: :streamlit: _www.{EVIL} x_https://{EVIL}/u a@{EVIL} ?x=:smile",
     f"<img src=http://{EVIL}/h.png onerror=alert(1)>{MARK}html",
     f"<iframe src=http://{EVIL}/f></iframe><script>alert(2)</script>",
     f"[{MARK}js](javascript:alert(3))",
@@ -78,6 +79,9 @@ FORBIDDEN_JS = """
   }
   for (const el of main.querySelectorAll('span[style], span[class*="olor"]')) {
     if (el.textContent.includes(mark)) add(el, 'styled');
+  }
+  for (const el of main.querySelectorAll('[data-testid="stMarkdownContainer"] img, [data-testid="stMarkdownContainer"] svg')) {
+    if (el.closest('[data-testid="stMarkdownContainer"]').textContent.includes(mark)) add(el, 'inline image');
   }
   for (const el of main.querySelectorAll('[data-testid="stIconMaterial"], [data-testid="stIconEmoji"]')) {
     if ((el.closest('[data-testid="stMarkdownContainer"]') || {}).textContent?.includes(mark)) add(el, 'icon');
