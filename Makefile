@@ -29,10 +29,13 @@ build-default: $(VENV)/.installed
 run: build-default
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true
 
-# Debian's chromium for the real-browser tests; installed only when missing and root.
+# Debian's chromium for the real-browser tests, and an emoji font so screenshots show the
+# page icons as a visitor sees them; installed only when missing and root.
+EMOJI_FONT := /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf
 browser:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = "0" ]; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	@if { [ ! -x /usr/bin/chromium ] || [ ! -e $(EMOJI_FONT) ]; } && [ "$$(id -u)" = "0" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium fonts-noto-color-emoji >/dev/null; \
 	fi
 
 test: $(VENV)/.installed-dev browser

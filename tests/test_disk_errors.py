@@ -81,6 +81,7 @@ def test_a_full_disk_while_building(tmp_path):
     assert done.returncode == cli.EXIT_ERROR, done.stderr[-3000:]
     line = _error_line(done.stderr)
     assert "No space left on device" in line and "free some space" in line
+    assert "Loading weights" not in done.stderr and "it/s" not in done.stderr  # --no-progress
     assert str(cache) in line
     # Nothing half-written: no run, no temporary run folder, no `latest`.
     assert (tmp_path / "left.txt").read_text().split() == [".lock"]

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -29,8 +30,11 @@ from explorer.build.corpus import Corpus
 from explorer.build.embed import DEFAULT_MODEL
 from explorer.build.memory import release_freed_memory
 from explorer.build.sources import ReadOptions, detect_format, expand_inputs, read_inputs
-from explorer.build.topics import DEFAULT_SEED, TopicParams
+from explorer.build.topics import DEFAULT_SEED, TopicFit, TopicParams
 from explorer.errors import ArtifactError, BuildLockedError
+
+if TYPE_CHECKING:  # stages is imported when a build runs, not when this module loads
+    from explorer.build.stages import Embedded, Summary
 
 # Bump PIPELINE_VERSION in the same commit as any change to explorer/build/ that changes
 # what a build writes for the same inputs and options (topics, labels, coordinates,
@@ -358,7 +362,14 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
     return manifest
 
 
-def _manifest(plan: Plan, summary, fit, embedded, timer: StageTimer, directory: Path) -> dict:
+def _manifest(
+    plan: Plan,
+    summary: Summary,
+    fit: TopicFit,
+    embedded: Embedded,
+    timer: StageTimer,
+    directory: Path,
+) -> dict:
     papers: pd.DataFrame = summary.tables["papers"]
     n_papers, n_topics = len(papers), summary.n_topics
     n_outliers = int((papers["topic_id"] == artifacts.OUTLIER).sum())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,9 @@ from explorer.build import summaries as S
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import TopicFit
 from explorer.vectors import unit_float16
+
+if TYPE_CHECKING:  # pipeline imports this module; the plan type is only for readers
+    from explorer.build.pipeline import Plan
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ class Summary:
     n_topics: int
 
 
-def embed(plan, docs: list[str]) -> Embedded:
+def embed(plan: Plan, docs: list[str]) -> Embedded:
     from explorer.build.embed import embed_texts
 
     vectors, n_new = embed_texts(
@@ -51,13 +55,13 @@ def embed(plan, docs: list[str]) -> Embedded:
     return Embedded(vectors=vectors, n_new=n_new)
 
 
-def neighbours(plan, embedded: Embedded) -> KnnGraph:
+def neighbours(plan: Plan, embedded: Embedded) -> KnnGraph:
     from explorer.build.projection import knn_graph
 
     return knn_graph(embedded.vectors, max(plan.params.n_neighbors, S.N_SIMILAR + 1))
 
 
-def fit(plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> TopicFit:
+def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> TopicFit:
     from explorer.build.topics import fit_topics
 
     return fit_topics(
@@ -72,7 +76,7 @@ def fit(plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> TopicFit:
     )
 
 
-def project(plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
+def project(plan: Plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
     from explorer.build.projection import project_2d
 
     return project_2d(
@@ -85,7 +89,12 @@ def project(plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
 
 
 def summarise(
-    plan, docs: list[str], embedded: Embedded, graph: KnnGraph, fit: TopicFit, coords: np.ndarray
+    plan: Plan,
+    docs: list[str],
+    embedded: Embedded,
+    graph: KnnGraph,
+    fit: TopicFit,
+    coords: np.ndarray,
 ) -> Summary:
     """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics."""
     vectors, labels = embedded.vectors, fit.labels
@@ -127,7 +136,7 @@ def summarise(
     )
 
 
-def write(plan, directory: Path, summary: Summary, fit: TopicFit, embedded: Embedded) -> None:
+def write(plan: Plan, directory: Path, summary: Summary, fit: TopicFit, embedded: Embedded) -> None:
     """Every artifact of the run into `directory` (the manifest comes after, from pipeline)."""
     from explorer.build.embed import model_id
 
