@@ -23,9 +23,13 @@ import pandas as pd
 
 from explorer.errors import ArtifactError, InputError
 
-SCHEMA_VERSION = 2  # 2: unit-length paper embeddings for semantic search
-# topic_id of papers that belong to no topic, in every table.
+# 2: unit-length paper embeddings for semantic search; 3: levels (nodes table, paper paths)
+SCHEMA_VERSION = 3
+# topic_id of papers that belong to no topic, in every table; OUTLIER_ID in string id columns.
 OUTLIER = -1
+OUTLIER_ID = "-1"
+OUTLIER_LABEL = "Outliers"
+LEVELS = ("area", "topic", "subtopic")
 MANIFEST = "manifest.json"
 LATEST = "latest"
 MODEL_DIR = "model"
@@ -36,8 +40,8 @@ TABLES = (
     "neighbors",
     "hierarchy",
     "keywords",
-    "topic_stats",
     "vocab",
+    "nodes",
 )
 ARRAYS = ("topic_similarity", "doc_terms_indptr", "doc_terms_indices", "embeddings")
 # Folders under the cache that are not corpora.

@@ -142,6 +142,7 @@ def info_summary(run: artifacts.Run) -> dict:
         "created_at": m["created_at"],
         "documents": counts["papers"],
         "topics": counts["topics"],
+        "levels": counts.get("levels", {}),
         "outliers": counts["outliers"],
         "outlier_share": counts["outlier_share"],
         "years": counts["years"],
@@ -155,6 +156,15 @@ def info_summary(run: artifacts.Run) -> dict:
     }
 
 
+def _levels_line(counts: dict) -> str:
+    levels = counts.get("levels", {})
+    return (
+        f"{levels.get('areas', 0)} areas, {levels.get('topics', 0)} topics, "
+        f"{levels.get('subtopics', 0)} subtopics; largest leaf "
+        f"{levels.get('largest_leaf_share', 0):.1%} of the papers"
+    )
+
+
 def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
     m = run.manifest
     c = m["counts"]
@@ -164,6 +174,7 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
         f"  embedded: {c['embedded_new']} new, {c['embedded_cached']} from cache"
         f" ({m['config'].get('embedding_precision', 'float32')})",
         f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
+        "  levels: " + _levels_line(c),
         "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
     ]
     lines += [f"  note: {msg}" for msg in m.get("messages", [])]
@@ -256,6 +267,7 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
     print(
         f"  years: {', '.join(map(str, summary['years'])) or '-'}  venues: {', '.join(summary['venues']) or '-'}"
     )
+    print("  levels: " + _levels_line(summary["counts"]))
     print(f"  model: {summary['embedding_model']} ({summary['embedding_precision']})")
     print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary["timings"].items()))
 
@@ -264,7 +276,7 @@ def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer.view.store import export_frame
 
     run = artifacts.open_run(cache_dir, args.name)
-    frame = export_frame(run.table("papers"))
+    frame = export_frame(run.table("papers"), run.table("nodes"))
     out: Path = args.out
     if out.parent and not out.parent.exists():
         raise ExplorerError(f"{out.parent}: no such directory")

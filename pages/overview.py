@@ -4,10 +4,12 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import class_counts
+from explorer.view.map_layout import node_colors
+from explorer.view.store import class_counts, nodes_at
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import current
 from explorer.view.ui.router import ensure_router
+from explorer.view.ui.widgets import LEVEL_NAMES, level_picker
 
 ensure_router()
 
@@ -20,7 +22,16 @@ st.title(md_format("Overview: {corpus}", corpus=data.corpus))
 cols = st.columns(4)
 # Metric values render Markdown too, and the manifest is a file on disk: escaped.
 cols[0].metric("Papers", md_format("{n:,}", n=counts["papers"]))
-cols[1].metric("Topics", md_format("{n}", n=counts["topics"]))
+levels = counts.get("levels", {})
+cols[1].metric(
+    "Areas · topics · subtopics",
+    md_format(
+        "{a} · {t} · {s}",
+        a=levels.get("areas", 0),
+        t=counts["topics"],
+        s=levels.get("subtopics", 0),
+    ),
+)
 cols[2].metric("Outliers", md_format("{share:.1%}", share=counts["outlier_share"]))
 years = counts["years"]
 span = f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "—")
@@ -30,16 +41,21 @@ for message in m.get("messages", []):
 
 left, right = st.columns([3, 2])
 with left:
-    st.subheader("Topic sizes")
-    st.caption("Click a bar to open that topic.")
+    level = level_picker(data, default="area")
+    st.subheader(md_format("{level} by size", level=LEVEL_NAMES[level]))
+    st.caption("Click a bar to open it on the Topics page.")
     event = st.plotly_chart(
-        charts.topic_sizes(data.topics), on_select="rerun", selection_mode="points", key="sizes"
+        charts.node_sizes(nodes_at(data.nodes, level), node_colors(data.nodes)),
+        on_select="rerun",
+        selection_mode="points",
+        key="sizes",
     )
     points = event.selection.points if event else []
     if points:
-        topic = int(points[0]["customdata"][0])
+        node = str(points[0]["customdata"][0])
+        target = {"level": "area"} if node.startswith("A") else {"topic": node.split(".")[0]}
         st.query_params.clear()
-        st.switch_page("pages/topics.py", query_params={"topic": str(topic), "corpus": data.corpus})
+        st.switch_page("pages/topics.py", query_params={**target, "corpus": data.corpus})
 with right:
     status = class_counts(papers, "status")
     if len(status) > 1 or status["status"].iloc[0] != "(none)":

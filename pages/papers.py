@@ -88,7 +88,9 @@ st.caption(
 paper_table(shown, data=data, key="papers_table")
 st.download_button(
     "Download these papers (CSV)",
-    lambda: export_frame(shown).to_csv(index=False),  # built on click, not on every rerun
+    lambda: export_frame(shown, data.nodes).to_csv(
+        index=False
+    ),  # built on click, not on every rerun
     file_name=f"{data.corpus}-papers.csv",
     mime="text/csv",
 )

@@ -3,12 +3,19 @@
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import contrast_keywords, filter_papers, selection_to_ids, topic_mix
+from explorer.view.map_layout import node_colors
+from explorer.view.store import (
+    contrast_keywords,
+    filter_papers,
+    level_ids,
+    selection_to_ids,
+    topic_mix,
+)
 from explorer.view.text import md_format
 from explorer.view.ui.data import current, per_run
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.search import results_table, search_box
-from explorer.view.ui.widgets import chart_download, filter_sidebar, paper_table
+from explorer.view.ui.widgets import chart_download, filter_sidebar, level_picker, paper_table
 
 ensure_router()
 
@@ -17,13 +24,26 @@ def _hover(data):
     return charts.map_hover(data.papers)
 
 
+def _groups(data, level):
+    return level_ids(data.papers, level)
+
+
+def _colors(data):
+    return node_colors(data.nodes)
+
+
+def _extent(data):
+    return charts.map_extent(data.papers)
+
+
 data = current()
 filters = filter_sidebar(data)
 shown = filter_papers(data.papers, filters)
 
 st.title("Topic map")
+level = level_picker(data)
 with st.sidebar:
-    show_labels = st.checkbox("Topic labels on the map", value=True)
+    show_labels = st.checkbox("Labels on the map", value=True)
 
 total = len(data.papers)
 st.caption(
@@ -50,7 +70,15 @@ if len(shown) > charts.MAX_MAP_POINTS:
     )
 
 figure = charts.topic_map(
-    plotted, data.topics, show_labels=show_labels, hover=per_run(data, _hover), highlight=found
+    plotted,
+    per_run(data, _groups, level),
+    data.nodes,
+    level=level,
+    colors=per_run(data, _colors),
+    extent=per_run(data, _extent),
+    show_labels=show_labels,
+    hover=per_run(data, _hover),
+    highlight=found,
 )
 event = st.plotly_chart(
     figure,

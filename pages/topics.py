@@ -3,12 +3,19 @@
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import OUTLIER, topic_name, topic_table
+from explorer.view.map_layout import node_colors
+from explorer.view.store import OUTLIER, available_levels, node_table, topic_name, topic_table
 from explorer.view.text import md, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import current
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import paper_table, query_select
+from explorer.view.ui.widgets import (
+    TABLE_COLUMNS,
+    level_picker,
+    node_links,
+    paper_table,
+    query_select,
+)
 
 ensure_router()
 # Characters of a representative paper's abstract shown under its title.
@@ -19,8 +26,9 @@ topics = data.topics
 real = topics[topics["topic_id"] != OUTLIER]
 
 st.title("Topics")
+level = level_picker(data)
 st.dataframe(
-    topic_table(topics),
+    node_table(data.nodes, level),
     hide_index=True,
     column_config={"share": st.column_config.NumberColumn(format="percent")},
     height=300,
@@ -38,6 +46,24 @@ row = topics[topics["topic_id"] == topic].iloc[0]
 members = data.papers[data.papers["topic_id"] == topic]
 st.subheader(md_format("Topic {id}: {label}", id=topic, label=row["label"]), anchor=False)
 st.caption(md_format("{n} papers ({share:.1%} of the corpus)", n=row["size"], share=row["share"]))
+nodes = data.nodes.set_index("node_id")
+area = str(row["area_id"])
+if "area" in available_levels(data.nodes) and area in nodes.index:
+    st.markdown(md_format("**Area {id}:** {label}", id=area, label=nodes.loc[area, "long_label"]))
+st.markdown(md_format("**Label phrases:** {label}", label=row["long_label"]))
+subtopics = data.nodes[data.nodes["parent_id"] == str(topic)]
+if len(subtopics):
+    st.markdown(md_format("**{n} subtopics**", n=len(subtopics)))
+    st.dataframe(
+        subtopics[["node_id", "long_label", "size"]].rename(
+            columns={"node_id": "subtopic", "long_label": "label"}
+        ),
+        hide_index=True,
+        key="subtopics",
+    )
+elif note := nodes.loc[str(topic), "note"]:
+    st.caption(md_format("No subtopics: {why}.", why=note))
+
 
 left, right = st.columns(2)
 with left:
@@ -67,21 +93,26 @@ with right:
 
 st.markdown("**Papers in this topic**")
 paper_table(
-    members.sort_values("probability", ascending=False),
+    members.sort_values(["subtopic_id", "probability"], ascending=[True, False]),
     data=data,
     key="topic_papers",
     height=300,
+    columns=("subtopic_id", *TABLE_COLUMNS),
 )
 
 tab_tree, tab_map, tab_heat = st.tabs(
     ["Hierarchy", "Intertopic distance map", "Similarity heatmap"]
 )
 with tab_tree:
-    if len(data.hierarchy):
-        st.caption("Click a ring to zoom into that branch; click the centre to go back.")
-        st.plotly_chart(charts.hierarchy_sunburst(data.hierarchy, topics), key="tree")
-    else:
-        st.info("A hierarchy needs at least two topics.")
+    st.caption("Click a ring to zoom into that branch; click the centre to go back.")
+    st.plotly_chart(charts.hierarchy_sunburst(data.nodes, node_colors(data.nodes)), key="tree")
+    links = node_links(data)
+    st.dataframe(
+        links,
+        hide_index=True,
+        key="tree_links",
+        column_config={"open": st.column_config.LinkColumn("", display_text="open")},
+    )
 with tab_map:
     st.plotly_chart(charts.intertopic_map(topics), key="intertopic")
 with tab_heat:

@@ -3,21 +3,27 @@
 import streamlit as st
 
 from explorer.view import charts
+from explorer.view.map_layout import node_colors
 from explorer.view.store import (
-    OUTLIER,
     class_values,
     keyword_trend,
+    level_ids,
+    node_name,
+    node_trend,
+    nodes_at,
     rising_terms,
-    topic_name,
-    topic_trend,
 )
-from explorer.view.text import md_format
+from explorer.view.text import md, md_format
 from explorer.view.ui import state
 from explorer.view.ui.data import current, default_keywords, per_run
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import chart_download, warn_unknown
+from explorer.view.ui.widgets import LEVEL_NAMES, chart_download, level_picker, warn_unknown
 
 ensure_router()
+
+
+def _colors(data):
+    return node_colors(data.nodes)
 
 
 def _values(data, dimension):
@@ -33,8 +39,9 @@ def _keyword_trend(data, terms, dimension):
     return keyword_trend(data.keywords, list(terms), dimension)
 
 
-def _topic_trend(data, dimension, topics):
-    return topic_trend(data.topic_stats, data.topics, dimension, list(topics) or None)
+def _node_trend(data, level, dimension, nodes):
+    groups = level_ids(data.papers, level)
+    return node_trend(data.papers, groups, data.nodes, dimension, list(nodes) or None)
 
 
 def _share_table(trend, key):
@@ -66,13 +73,16 @@ terms = st.multiselect(
     key=state.KEYWORDS,
     bind="query-params",
 )
-topic_ids = [int(t) for t in data.topics["topic_id"] if t != OUTLIER]
+level = level_picker(data)
+node_ids = nodes_at(data.nodes, level)["node_id"].tolist()
+name = node_name(data.nodes)
+warn_unknown(state.TREND_TOPICS, [name(n) for n in node_ids])
 picked_topics = st.multiselect(
-    "Topics",
-    topic_ids,
+    md(LEVEL_NAMES[level]),
+    node_ids,
     key=state.TREND_TOPICS,
     bind="query-params",
-    format_func=topic_name(data.topics),
+    format_func=name,
 )
 
 over_time, across, rising, topics_time = st.tabs(
@@ -101,7 +111,7 @@ with over_time:
             chart_download(fig, f"{data.corpus}-keyword-trends", key="dl_kw_time")
             _share_table(trend, "kw_time_table")
         if picked_topics:
-            trend = per_run(data, _topic_trend, "year", tuple(picked_topics))
+            trend = per_run(data, _node_trend, level, "year", tuple(picked_topics))
             st.plotly_chart(
                 charts.trend_lines(trend, series="label", value_col=value_col, title="Topics"),
                 key="tp_time",
@@ -121,7 +131,7 @@ with across:
             )
             _share_table(trend, "kw_class_table")
         if picked_topics:
-            trend = per_run(data, _topic_trend, dimension, tuple(picked_topics))
+            trend = per_run(data, _node_trend, level, dimension, tuple(picked_topics))
             st.plotly_chart(
                 charts.class_bars(trend, series="label", dimension=dimension), key="tp_class"
             )
@@ -164,6 +174,8 @@ with topics_time:
     if len(years) < 2:
         st.info("Topics over time need papers from at least two years.")
     else:
-        fig = charts.topic_area(per_run(data, _topic_trend, "year", ()))
+        fig = charts.topic_area(
+            per_run(data, _node_trend, level, "year", ()), per_run(data, _colors)
+        )
         st.plotly_chart(fig, key="topic_area")
         chart_download(fig, f"{data.corpus}-topics-over-time", key="dl_topic_area")

@@ -22,6 +22,33 @@ from explorer.vectors import unit_float16
 WORDS = [f"term{i}" for i in range(2000)]
 
 
+def _synthetic_levels(
+    papers: pd.DataFrame, topics: pd.DataFrame, present: list[int], n_topics: int
+) -> pd.DataFrame:
+    """Areas (topic id mod 6) and two subtopics of topic 0; fills the papers' path columns."""
+    from explorer.build.labels import NodeLabel
+    from explorer.build.levels import Levels
+
+    labels = papers["topic_id"].to_numpy()
+    subtopic = np.full(len(papers), "", dtype=object)
+    members = np.flatnonzero(labels == 0)
+    subtopic[members] = [f"0.{i % 2}" for i in range(len(members))]
+    levels = Levels(
+        area_of_topic={t: f"A{t % 6}" for t in present},
+        subtopic=subtopic,
+        unsplit={},
+        has_areas=True,
+    )
+    node_rows, parent_of = summarise.node_members(labels, levels)
+    names = {n: NodeLabel(f"node {n}", f"node {n} long", (f"node {n}",)) for n in node_rows}
+    coords = papers[["x", "y"]].to_numpy()
+    papers["area_id"] = [levels.area_of_topic.get(t, "-1") for t in labels]
+    papers["subtopic_id"] = subtopic.astype(str)
+    topics["long_label"] = topics["label"]
+    topics["area_id"] = [levels.area_of_topic.get(t, "-1") for t in topics["topic_id"]]
+    return summarise.node_table(node_rows, parent_of, names, levels, coords)
+
+
 def write_synthetic_run(
     cache: Path, name: str, n_papers: int, *, n_topics: int = 60, seed: int = 0
 ) -> Path:
@@ -76,6 +103,7 @@ def write_synthetic_run(
             "dist_y": [float(centres[t, 1]) for t in present] + [None],
         }
     )
+    nodes = _synthetic_levels(papers, topics, present, n_topics)
     doc_topics = pd.DataFrame(
         {
             "paper_id": ids,
@@ -116,8 +144,8 @@ def write_synthetic_run(
         "neighbors": neighbors,
         "hierarchy": summarise.hierarchy_table(None, [], 1),
         "keywords": summarise.keyword_stats(matrix, vocabulary, papers),
-        "topic_stats": summarise.topic_stats(papers),
         "vocab": vocab,
+        "nodes": nodes,
     }
     run_id = f"synthetic{n_papers}"
     corpus_dir = Path(cache) / name

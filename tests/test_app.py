@@ -47,7 +47,8 @@ def test_overview(app, seed_run):
     at = run_page(app, "overview")
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Papers"] == "38"
-    assert metrics["Topics"] == str(seed_run.manifest["counts"]["topics"])
+    levels = shown(metrics["Areas · topics · subtopics"]).split(" · ")
+    assert levels[1] == str(seed_run.manifest["counts"]["topics"])
     assert "Overview: seed" in texts(at)
 
 
@@ -57,7 +58,7 @@ def test_topic_map_filters_change_the_table(app, seed_run):
     assert len(at.dataframe[0].value) == 38
     papers = seed_run.table("papers")
     members = papers[papers["topic_id"] == 0]
-    at.multiselect(key="topics").set_value([0]).run()
+    at.multiselect(key="topics").set_value(["0"]).run()
     n0 = len(members)
     assert f"{n0} of 38 papers shown" in texts(at)
     assert len(at.dataframe[0].value) == n0
@@ -270,9 +271,9 @@ def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run,
     monkeypatch.setattr(explorer.view.encoder, "encoder_available", lambda: False)
     papers = seed_run.table("papers")
     topic = int(papers["topic_id"].iloc[0])
-    from explorer.view.store import topic_name
+    from explorer.view.store import node_name
 
-    name = topic_name(seed_run.table("topics"))(topic)  # the URL holds the picker's label
+    name = node_name(seed_run.table("nodes"))(str(topic))  # the URL holds the picker's label
     at = run_page(app, "topic_map", ask="neural processes risk", topics=name)
     assert any("Keyword (TF-IDF) ranking" in shown(i.value) for i in at.info)
     results = at.dataframe[-1].value
@@ -296,3 +297,56 @@ def test_search_says_why_when_the_model_cannot_load(app, seed_run, monkeypatch):
         assert "score" in at.dataframe[0].value.columns  # ranked by TF-IDF instead
     finally:
         explorer.view.ui.search._model.clear()  # later tests load the real model again
+
+
+@pytest.fixture
+def levels_app(tmp_path, monkeypatch):
+    """A factory of apps on a synthetic run with areas and subtopics (the seed corpus is
+    too small for them)."""
+    from tests.synthetic import write_synthetic_run
+
+    write_synthetic_run(tmp_path, "levels", 3000, n_topics=30)
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path))
+    monkeypatch.chdir(ROOT)
+    from explorer.view.ui.data import load_run
+
+    load_run.clear()
+    return lambda: AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("page", ["overview", "topic_map", "topics", "trends"])
+def test_level_picker_changes_the_view_and_lives_in_the_url(levels_app, page):
+    at = run_page(levels_app(), page)
+    assert at.radio(key="level").options == ["area", "topic", "subtopic"]
+    before = _level_view(at, page)
+    at.radio(key="level").set_value("subtopic").run()
+    assert not at.exception
+    after = _level_view(at, page)
+    assert "0.1: node 0.1" in after and "0.1: node 0.1" not in before
+    fresh = run_page(levels_app(), page, level="area")
+    assert fresh.radio(key="level").value == "area"
+    assert "A0: node A0" in _level_view(fresh, page)
+
+
+def _level_view(at: AppTest, page: str) -> str:
+    """What the level changes on each page, as node names."""
+    if page == "topics":
+        table = at.dataframe[0].value
+        return " ".join(f"{i}: node {i}" for i in table["id"])
+    if page == "trends":
+        return " ".join(str(o) for o in at.multiselect(key="trend_topics").options)
+    return " ".join(str(c.proto.spec) for c in at.get("plotly_chart"))
+
+
+def test_filters_accept_a_node_of_any_level(levels_app):
+    at = run_page(levels_app(), "topic_map")
+    options = at.multiselect(key="topics").options
+    assert any(o.startswith("A0: ") for o in options) and any(
+        o.startswith("0.1: ") for o in options
+    )
+    total = int(texts(at).split(" of ")[1].split(" ")[0].replace(",", ""))
+    counts = {}
+    for node in ("A0", "0", "0.1"):
+        at.multiselect(key="topics").set_value([node]).run()
+        counts[node] = int(texts(at).split(" of ")[0].split("\n")[-1].replace(",", ""))
+    assert total > counts["A0"] >= counts["0"] > counts["0.1"] > 0

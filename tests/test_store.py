@@ -22,6 +22,8 @@ def papers():
             "year": pd.array([2019, 2020, 2020, None], dtype="Int64"),
             "status": ["Oral", "Poster", "Poster", ""],
             "topic_id": [0, 1, 0, -1],
+            "area_id": ["A0", "A1", "A0", "-1"],
+            "subtopic_id": ["0.0", "", "0.1", ""],
             "probability": [0.9, 0.5, 0.7, 0.0],
         }
     )
@@ -34,8 +36,12 @@ def ids(frame):
 def test_filters_compose():
     p = papers()
     assert ids(filter_papers(p, Filters())) == ["a", "b", "c", "d"]
-    assert ids(filter_papers(p, Filters(topics=(0,)))) == ["a", "c"]
-    assert ids(filter_papers(p, Filters(topics=(0,), statuses=("Poster",)))) == ["c"]
+    assert ids(filter_papers(p, Filters(topics=("0",)))) == ["a", "c"]
+    assert ids(filter_papers(p, Filters(topics=("0",), statuses=("Poster",)))) == ["c"]
+    # A node of any level: an area, a subtopic, or several of mixed levels.
+    assert ids(filter_papers(p, Filters(topics=("A1",)))) == ["b"]
+    assert ids(filter_papers(p, Filters(topics=("0.1",)))) == ["c"]
+    assert ids(filter_papers(p, Filters(topics=("0.0", "A1")))) == ["a", "b"]
     assert ids(filter_papers(p, Filters(years=(2020, 2020)))) == ["b", "c"]
     assert ids(filter_papers(p, Filters(show_outliers=False, min_probability=0.6))) == ["a", "c"]
     assert ids(filter_papers(p, Filters(query="ann GRAPH"))) == ["a", "c"]
@@ -118,22 +124,29 @@ def test_rising_terms_rank_the_planted_term_first_and_falling_last():
     assert ranked["papers_2020"].iloc[0] == 15 and ranked["share_2019"].iloc[0] == 0.1
 
 
-def test_topic_trend_shares_per_year():
-    from explorer.view.store import topic_trend
+def test_node_trend_shares_per_year_at_any_level():
+    from explorer.view.store import level_ids, node_trend
 
-    stats = pd.DataFrame(
+    papers = pd.DataFrame(
         {
-            "dimension": "year",
-            "value": ["2019", "2019", "2020"],
-            "topic_id": [0, 1, 0],
-            "count": [3, 1, 4],
+            "year": pd.array([2019, 2019, 2019, 2019, 2020, 2020, 2020, 2020], dtype="Int64"),
+            "topic_id": [0, 0, 0, 1, 0, 0, 0, 0],
+            "area_id": ["A0"] * 8,
+            "subtopic_id": ["0.0", "0.0", "0.1", "", "0.0", "0.0", "0.1", "0.1"],
         }
     )
-    topics = pd.DataFrame({"topic_id": [-1, 0, 1], "label": ["Outliers", "a", "b"]})
-    trend = topic_trend(stats, topics, "year")
-    assert trend[["topic_id", "value", "papers", "share"]].values.tolist() == [
-        [0, "2019", 3, 0.75], [0, "2020", 4, 1.0], [1, "2019", 1, 0.25], [1, "2020", 0, 0.0],
+    nodes = pd.DataFrame(
+        {"node_id": ["A0", "0", "1", "0.0", "0.1"], "label": ["area", "a", "b", "a0", "a1"]}
+    )
+    trend = node_trend(papers, level_ids(papers, "topic"), nodes, "year")
+    assert trend[["node_id", "value", "papers", "share"]].values.tolist() == [
+        ["0", "2019", 3, 0.75], ["0", "2020", 4, 1.0], ["1", "2019", 1, 0.25], ["1", "2020", 0, 0.0],
     ]  # fmt: skip
+    sub = node_trend(papers, level_ids(papers, "subtopic"), nodes, "year", ["0.1", "1"])
+    assert sub[["node_id", "value", "papers"]].values.tolist() == [
+        ["0.1", "2019", 1], ["0.1", "2020", 2], ["1", "2019", 1], ["1", "2020", 0],
+    ]  # fmt: skip
+    assert sub["label"].iloc[0] == "0.1: a1"
 
 
 def test_class_counts_names_missing_values():

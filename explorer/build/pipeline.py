@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 # made by older code instead of calling them up to date. Refactors that leave every
 # artifact byte-identical keep it.
 #   1: canonical paper order, order-free dedupe, TeX text commands dropped, weights in keys
-PIPELINE_VERSION = 1
+#   2: areas and subtopics, phrase labels
+PIPELINE_VERSION = 2
 # Packages whose upgrade can change topics, labels or vectors: their versions are in the run id.
 MODEL_PACKAGES = (
     "bertopic", "umap-learn", "hdbscan", "scikit-learn", "sentence-transformers",
@@ -362,6 +363,22 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
     return manifest
 
 
+def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]:
+    """Nodes per level, whether areas are a level of their own, and the largest leaf's share
+    (a leaf: a subtopic, or a topic without subtopics; outliers are no leaf)."""
+    real = papers["topic_id"] != artifacts.OUTLIER
+    leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"].astype(str))
+    sizes = leaf[real].value_counts()
+    count = nodes["level"].value_counts()
+    return {
+        "areas": int(count.get("area", 0)),
+        "topics": int(count.get("topic", 0)),
+        "subtopics": int(count.get("subtopic", 0)),
+        "has_areas": bool(count.get("area", 0) < count.get("topic", 0)),
+        "largest_leaf_share": round(float(sizes.max() / len(papers)), 4) if len(sizes) else 0.0,
+    }
+
+
 def _manifest(
     plan: Plan,
     summary: Summary,
@@ -399,6 +416,7 @@ def _manifest(
             "embedded_new": embedded.n_new,
             "embedded_cached": len(set(p.text for p in plan.corpus.papers)) - embedded.n_new,
             "vocabulary": len(summary.tables["vocab"]),
+            "levels": level_counts(papers, summary.tables["nodes"]),
             "years": sorted(int(y) for y in papers["year"].dropna().unique()),
             "venues": sorted(v for v in papers["venue"].unique() if v),
         },

@@ -15,6 +15,7 @@ import pandas as pd
 
 from explorer import artifacts
 from explorer.build import summaries as S
+from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import TopicFit
 from explorer.vectors import unit_float16
@@ -115,6 +116,9 @@ def summarise(
         representatives=S.representative_papers(vectors, labels, centroids, topic_ids, ids),
         positions=S.classical_mds(similarity),
     )
+    nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords)
+    topics = _with_phrase_labels(topics, nodes)
+    _add_paths(papers, labels, nodes, levels)
     label_of = dict(zip(topics["topic_id"], topics["label"], strict=True))
     papers["topic_id"] = labels
     papers["topic_label"] = [label_of[t] for t in labels]
@@ -128,12 +132,57 @@ def summarise(
         "neighbors": S.similar_papers(graph, ids),
         "hierarchy": hierarchy,
         "keywords": S.keyword_stats(matrix, vocabulary, papers),
-        "topic_stats": S.topic_stats(papers),
         "vocab": S.vocabulary_table(matrix, vocabulary),
+        "nodes": nodes,
     }
     return Summary(
         tables=tables, topic_similarity=similarity, doc_terms=matrix, n_topics=len(topic_ids)
     )
+
+
+def _levels_and_labels(
+    plan: Plan, papers: pd.DataFrame, vectors: np.ndarray, labels: np.ndarray, coords: np.ndarray
+) -> tuple[pd.DataFrame, Levels]:
+    """Areas and subtopics around the fitted topics, each node with its phrase labels."""
+    from explorer.build.labels import label_nodes
+    from explorer.build.levels import build_levels
+
+    levels = build_levels(
+        vectors,
+        labels,
+        min_topic_size=plan.params.min_topic_size,
+        seed=plan.params.seed,
+        cache_root=plan.cache_dir,
+    )
+    members, parent_of = S.node_members(labels, levels)
+    phrase = label_nodes(papers["abstract"].tolist(), members, parent_of)
+    return S.node_table(members, parent_of, phrase, levels, coords), levels
+
+
+def _with_phrase_labels(topics: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
+    """The topic table with phrase labels (short and long) and each topic's area."""
+    by_id = nodes.set_index("node_id")
+    real = topics["topic_id"] != artifacts.OUTLIER
+    keys = topics["topic_id"].astype(str)
+    topics = topics.copy()
+    topics.loc[real, "label"] = by_id.loc[keys[real], "label"].to_numpy()
+    topics["long_label"] = topics["label"]
+    topics.loc[real, "long_label"] = by_id.loc[keys[real], "long_label"].to_numpy()
+    topics["area_id"] = artifacts.OUTLIER_ID
+    topics.loc[real, "area_id"] = by_id.loc[keys[real], "parent_id"].to_numpy()
+    return topics
+
+
+def _add_paths(
+    papers: pd.DataFrame, labels: np.ndarray, nodes: pd.DataFrame, levels: Levels
+) -> None:
+    """Each paper's path as strings: area_id ("-1" for outliers) and subtopic_id ("" where
+    its topic has no subtopics)."""
+    area = dict(zip(nodes["node_id"], nodes["parent_id"], strict=True))
+    papers["area_id"] = [
+        area[str(t)] if t != artifacts.OUTLIER else artifacts.OUTLIER_ID for t in labels
+    ]
+    papers["subtopic_id"] = levels.subtopic.astype(str)
 
 
 def write(plan: Plan, directory: Path, summary: Summary, fit: TopicFit, embedded: Embedded) -> None:

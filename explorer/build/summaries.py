@@ -11,13 +11,13 @@ import functools
 import numpy as np
 import pandas as pd
 
+from explorer.artifacts import OUTLIER_LABEL
+from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import OUTLIER, TopicFit, make_vectorizer
 from explorer.vectors import centroids as unit_centroids
 from explorer.vectors import normalise_rows
 
-# The label of the pseudo-topic that holds papers of no topic (topic_id OUTLIER).
-OUTLIER_LABEL = "Outliers"
 N_SIMILAR = 10
 N_REPRESENTATIVE = 5
 TOP_TOPICS_PER_DOC = 5
@@ -198,6 +198,59 @@ def topic_table(
     return topics
 
 
+def node_members(
+    labels: np.ndarray, levels: Levels
+) -> tuple[dict[str, np.ndarray], dict[str, str | None]]:
+    """Each node's member papers (indices) and parent, for areas, topics and subtopics."""
+    members: dict[str, np.ndarray] = {}
+    parent_of: dict[str, str | None] = {}
+    area_of = np.array([levels.area_of_topic.get(int(t), "") for t in labels], dtype=object)
+    for area in sorted(set(levels.area_of_topic.values()), key=lambda a: int(a[1:])):
+        members[area], parent_of[area] = np.flatnonzero(area_of == area), None
+    for topic, area in sorted(levels.area_of_topic.items()):
+        members[str(topic)], parent_of[str(topic)] = np.flatnonzero(labels == topic), area
+    for sub in sorted(set(levels.subtopic.tolist()) - {""}, key=_id_key):
+        members[sub] = np.flatnonzero(levels.subtopic == sub)
+        parent_of[sub] = sub.split(".")[0]
+    return members, parent_of
+
+
+def _id_key(node_id: str) -> tuple[int, ...]:
+    """Numeric order of "12.3" style ids (12.10 after 12.9)."""
+    return tuple(int(part) for part in node_id.lstrip("A").split("."))
+
+
+def node_table(
+    members: dict[str, np.ndarray],
+    parent_of: dict[str, str | None],
+    labels: dict,  # node id -> explorer.build.labels.NodeLabel
+    levels: Levels,
+    coords: np.ndarray,
+) -> pd.DataFrame:
+    """One row per area, topic and subtopic: id, level, parent, labels, size, map place."""
+    n = len(coords)
+    rows = []
+    for node, rows_of in members.items():
+        level = "area" if node.startswith("A") else ("subtopic" if "." in node else "topic")
+        note = levels.unsplit.get(int(node), "") if level == "topic" else ""
+        rows.append(
+            {
+                "node_id": node,
+                "level": level,
+                "parent_id": parent_of[node],
+                "label": labels[node].short,
+                "long_label": labels[node].long,
+                "phrases": list(labels[node].phrases),
+                "size": len(rows_of),
+                "share": len(rows_of) / n,
+                "map_x": float(np.median(coords[rows_of, 0])),
+                "map_y": float(np.median(coords[rows_of, 1])),
+                "note": note,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
     """Each term's id, text and document frequency over the whole corpus."""
     return pd.DataFrame(
@@ -255,21 +308,4 @@ def keyword_stats(matrix, vocabulary: np.ndarray, papers: pd.DataFrame) -> pd.Da
             )
     if not frames:
         return pd.DataFrame(columns=["dimension", "value", "term", "df", "n_docs"])
-    return pd.concat(frames, ignore_index=True)
-
-
-def topic_stats(papers: pd.DataFrame) -> pd.DataFrame:
-    """Papers per topic within each year and class (topics over time, topics per class)."""
-    frames = []
-    for dimension in DIMENSIONS:
-        values = papers[dimension].astype("string").fillna("")
-        grouped = (
-            pd.DataFrame({"value": values, "topic_id": papers["topic_id"]})
-            .loc[values != ""]
-            .groupby(["value", "topic_id"], as_index=False)
-            .size()
-            .rename(columns={"size": "count"})
-        )
-        grouped.insert(0, "dimension", dimension)
-        frames.append(grouped)
     return pd.concat(frames, ignore_index=True)

@@ -8,17 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from explorer.artifacts import OUTLIER
+from explorer.artifacts import OUTLIER, OUTLIER_ID
+from explorer.view.map_layout import FONT, OUTLIER_COLOR, Label, place_labels
+from explorer.view.store import available_levels, node_name, nodes_at
 from explorer.view.text import plot as esc
 from explorer.view.text import shorten
 
-OUTLIER_COLOR = "#b8b8b8"
 _PALETTE = qualitative.Dark24 + qualitative.Light24 + qualitative.Alphabet
 # WebGL keeps tens of thousands of points interactive; above this, the page samples.
 MAX_MAP_POINTS = 50_000
-# More centroid labels than this overlap into an unreadable blot at conference scale;
-# the legend and hover name every topic anyway.
-MAX_MAP_LABELS = 20
 # Characters of a title shown in a hover.
 HOVER_CHARS = 90
 MARGIN = {"l": 0, "r": 0, "t": 10, "b": 0}
@@ -58,106 +56,155 @@ def map_hover(papers: pd.DataFrame) -> pd.Series:
 
 def topic_map(
     papers: pd.DataFrame,
-    topics: pd.DataFrame,
+    groups: pd.Series,
+    nodes: pd.DataFrame,
     *,
+    level: str,
+    colors: dict[str, str],
+    extent: tuple[tuple[float, float], tuple[float, float]],
     show_labels: bool = True,
     height: int = 640,
     hover: pd.Series | None = None,
     highlight: pd.DataFrame | None = None,
 ) -> go.Figure:
-    """The 2-D map: one WebGL trace per topic (legend toggles it), paper_id in customdata.
+    """The 2-D map at one level: WebGL points coloured by node (areas as hues, their topics
+    as shades), paper_id in customdata, node labels placed without overlaps, no legend.
 
-    `hover` is `map_hover` of a frame containing these papers (same index), if at hand;
-    `highlight` papers (search matches) are ringed on top of their topic's colour.
+    `groups` is each paper's node id at `level` (same index as `papers`); `extent` the
+    axis ranges (the whole run's, so filtering does not move the map); `hover` is
+    `map_hover` of a frame containing these papers, if at hand; `highlight` papers
+    (search matches) are ringed.
     """
-    labels = dict(zip(topics["topic_id"], topics["label"], strict=True))
     hover = (map_hover(papers) if hover is None else hover.loc[papers.index]).to_numpy()
-    # Column arrays once, then numpy indexing per topic: slicing the whole frame per
-    # topic copied every (Arrow-backed) column and cost more than the figure itself.
-    x, y = papers["x"].to_numpy(), papers["y"].to_numpy()
-    ids = papers["paper_id"].to_numpy(dtype=object)
-    size = 5 if len(papers) < 5000 else 3
-    data = []
-    groups = papers.groupby("topic_id", sort=False).indices
-    for topic in sorted(groups, key=lambda t: (t == OUTLIER, t)):
-        rows = groups[topic]
-        label = labels.get(topic, "") if topic != OUTLIER else "Outlier"
-        data.append(
-            {
-                "type": "scattergl",
-                "x": x[rows],
-                "y": y[rows],
-                "mode": "markers",
-                "name": esc(f"{topic}: {label}" if topic != OUTLIER else "Outliers"),
-                "marker": {"size": size, "color": topic_color(topic), "opacity": 0.8},
-                "customdata": ids[rows].reshape(-1, 1),
-                "hovertext": hover[rows].tolist(),
-                "hovertemplate": "%{hovertext}<br>" + esc(label) + "<extra></extra>",
-            }
-        )
+    name = node_name(nodes)
+    group = groups.loc[papers.index].astype(str).to_numpy()
+    names = {g: esc(name(g)) for g in set(group.tolist())}
+    outlier = group == OUTLIER_ID
+    data = [
+        _points(papers, rows, hover, group, names, colors, size=5 if len(papers) < 5000 else 3)
+        for rows in (np.flatnonzero(outlier), np.flatnonzero(~outlier))
+        if len(rows)
+    ]
     if highlight is not None and len(highlight):
-        data.append(
-            {
-                "type": "scattergl",
-                "x": highlight["x"].to_numpy(),
-                "y": highlight["y"].to_numpy(),
-                "mode": "markers",
-                "name": "Search matches",
-                "marker": {
-                    "size": 11,
-                    "color": "rgba(0,0,0,0)",
-                    "line": {"width": 2, "color": "#111"},
-                },
-                "customdata": highlight[["paper_id"]].to_numpy(dtype=object),
-                "hovertext": [f"<b>{esc(shorten(t, HOVER_CHARS))}</b>" for t in highlight["title"]],
-                "hovertemplate": "%{hovertext}<extra>match</extra>",
-            }
-        )
-    annotations = []
-    if show_labels:
-        shown = topics[(topics["topic_id"] != OUTLIER) & topics["topic_id"].isin(groups)]
-        for row in shown.nlargest(MAX_MAP_LABELS, "size").itertuples():
-            annotations.append(
-                {
-                    "x": row.map_x, "y": row.map_y, "text": esc(shorten(row.label, 40)),
-                    "showarrow": False, "font": {"size": 11, "color": "#222"},
-                    "bgcolor": "rgba(255,255,255,0.7)",
-                }
-            )  # fmt: skip
+        data.append(_search_rings(highlight))
+    annotations = _map_labels(nodes, set(group.tolist()), level, extent) if show_labels else []
     layout = {
         "height": height,
         "margin": MARGIN,
-        "xaxis": {"visible": False},
-        "yaxis": {"visible": False},
+        "showlegend": False,
+        "xaxis": {"visible": False, "range": list(extent[0])},
+        "yaxis": {"visible": False, "range": list(extent[1])},
         "dragmode": "lasso",
-        "legend": {"itemsizing": "constant", "font": {"size": 10}},
         "plot_bgcolor": "white",
         "annotations": annotations,
     }
     return figure(data, layout)
 
 
-def topic_sizes(topics: pd.DataFrame, limit: int = 30) -> go.Figure:
-    """Largest topics as horizontal bars; customdata carries the topic id for click-through."""
-    real = topics[topics["topic_id"] != OUTLIER].nlargest(limit, "size").iloc[::-1]
+def _points(papers, rows, hover, group, names, colors, *, size: int) -> dict:
+    """One scattergl trace for the given rows, one colour and hover name per point."""
+    ids = papers["paper_id"].to_numpy(dtype=object)[rows]
+    return {
+        "type": "scattergl",
+        "x": papers["x"].to_numpy()[rows],
+        "y": papers["y"].to_numpy()[rows],
+        "mode": "markers",
+        "marker": {
+            "size": size,
+            "color": [colors.get(g, OUTLIER_COLOR) for g in group[rows]],
+            "opacity": 0.8,
+        },
+        "customdata": ids.reshape(-1, 1),
+        "hovertext": [f"{h}<br>{names[g]}" for h, g in zip(hover[rows], group[rows], strict=True)],
+        "hovertemplate": "%{hovertext}<extra></extra>",
+    }
+
+
+def _search_rings(highlight: pd.DataFrame) -> dict:
+    return {
+        "type": "scattergl",
+        "x": highlight["x"].to_numpy(),
+        "y": highlight["y"].to_numpy(),
+        "mode": "markers",
+        "name": "Search matches",
+        "marker": {"size": 11, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "#111"}},
+        "customdata": highlight[["paper_id"]].to_numpy(dtype=object),
+        "hovertext": [f"<b>{esc(shorten(t, HOVER_CHARS))}</b>" for t in highlight["title"]],
+        "hovertemplate": "%{hovertext}<extra>match</extra>",
+    }
+
+
+def map_extent(papers: pd.DataFrame) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Axis ranges that hold every paper of the run, with a small margin."""
+    out = []
+    for axis in ("x", "y"):
+        low, high = float(papers[axis].min()), float(papers[axis].max())
+        pad = max(high - low, 1e-6) * 0.03
+        out.append((low - pad, high + pad))
+    return out[0], out[1]
+
+
+def _map_labels(nodes: pd.DataFrame, shown: set[str], level: str, extent) -> list[dict]:
+    """Annotations for the labels that fit: areas first (large), then this level's nodes."""
+    visible = nodes_at(nodes, level)
+    visible = visible[visible["node_id"].isin(shown)]
+    candidates = []
+    if level != "area" and "area" in available_levels(nodes):
+        area = _area_of(nodes)
+        wanted = {area(n) for n in visible["node_id"]}
+        areas = nodes[(nodes["level"] == "area") & nodes["node_id"].isin(wanted)]
+        candidates += _label_candidates(areas, "area")
+    candidates += _label_candidates(visible, level)
+    placed = place_labels(candidates, extent[0], extent[1])
+    return [
+        {
+            "x": label.x, "y": label.y, "text": esc(label.text), "showarrow": False,
+            "font": {"size": FONT[label.level], "color": "#111" if label.level == "area" else "#333"},
+            "bgcolor": "rgba(255,255,255,0.75)", "borderpad": 2,
+        }
+        for label in placed
+    ]  # fmt: skip
+
+
+def _area_of(nodes: pd.DataFrame):
+    """node id -> its area id (a topic's parent, a subtopic's topic's parent)."""
+    parent = dict(zip(nodes["node_id"], nodes["parent_id"], strict=True))
+
+    def area(node: str) -> str | None:
+        up = parent.get(node)
+        if not isinstance(up, str):  # an area (no parent)
+            return None
+        return up if up.startswith("A") else parent.get(up)
+
+    return area
+
+
+def _label_candidates(frame: pd.DataFrame, level: str) -> list[Label]:
+    limit = 28 if level == "area" else 36
+    ordered = frame.sort_values(["size", "node_id"], ascending=[False, True])
+    return [
+        Label(float(x), float(y), shorten(text, limit), level)
+        for x, y, text in zip(ordered["map_x"], ordered["map_y"], ordered["label"], strict=True)
+    ]
+
+
+def node_sizes(nodes: pd.DataFrame, colors: dict[str, str], limit: int = 30) -> go.Figure:
+    """Largest nodes (of one level) as horizontal bars; customdata carries the node id."""
+    top = nodes.nlargest(limit, "size").iloc[::-1]
     fig = go.Figure(
         go.Bar(
-            x=real["size"],
+            x=top["size"],
             y=[
-                esc(f"{t}: {shorten(lbl, 50)}")
-                for t, lbl in zip(real["topic_id"], real["label"], strict=True)
+                esc(f"{n}: {shorten(lbl, 50)}")
+                for n, lbl in zip(top["node_id"], top["label"], strict=True)
             ],
             orientation="h",
-            marker_color=[topic_color(t) for t in real["topic_id"]],
-            customdata=real[["topic_id"]].to_numpy(),
+            marker_color=[colors.get(n, OUTLIER_COLOR) for n in top["node_id"]],
+            customdata=top[["node_id"]].to_numpy(),
             hovertemplate="%{y}<br>%{x} papers<extra></extra>",
         )
     )
-    fig.update_layout(
-        height=max(300, 22 * len(real)),
-        margin=MARGIN,
-        xaxis_title="papers",
-    )
+    fig.update_layout(height=max(300, 22 * len(top)), margin=MARGIN, xaxis_title="papers")
     return fig
 
 
@@ -169,30 +216,30 @@ def keyword_weights(keywords: list[str], weights: list[float]) -> go.Figure:
     return fig
 
 
-def hierarchy_sunburst(hierarchy: pd.DataFrame, topics: pd.DataFrame) -> go.Figure:
-    """The merge tree as a sunburst: click a ring to zoom into that branch."""
-    real = topics[topics["topic_id"] != OUTLIER]
-    sizes = dict(zip(real["topic_id"], real["size"], strict=True))
-    ids, parents, names, values = [], [], [], []
-    parent_of = {}
-    for row in hierarchy.itertuples():
-        parent_of[int(row.child_left_id)] = int(row.parent_id)
-        parent_of[int(row.child_right_id)] = int(row.parent_id)
-    for row in hierarchy.itertuples():
-        node = int(row.parent_id)
-        ids.append(f"n{node}")
-        parents.append(f"n{parent_of[node]}" if node in parent_of else "")
-        names.append(esc(shorten(row.parent_label, 30)))
-        values.append(int(sum(sizes.get(t, 0) for t in row.topics)))
-    for row in real.itertuples():
-        ids.append(f"n{row.topic_id}")
-        parents.append(f"n{parent_of[row.topic_id]}" if row.topic_id in parent_of else "")
-        names.append(esc(shorten(f"{row.topic_id}: {row.label}", 30)))
-        values.append(int(row.size))
+def hierarchy_sunburst(nodes: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
+    """Areas, topics and subtopics as a sunburst: click a ring to zoom into that branch.
+    Without an area level (few topics), topics form the inner ring."""
+    has_areas = "area" in available_levels(nodes)
+    shown = nodes if has_areas else nodes[nodes["level"] != "area"]
+    parent = [
+        p if isinstance(p, str) and (has_areas or level != "topic") else ""
+        for p, level in zip(shown["parent_id"], shown["level"], strict=True)
+    ]
+    name = node_name(shown)
     fig = go.Figure(
-        go.Sunburst(ids=ids, parents=parents, labels=names, values=values, branchvalues="total")
+        go.Sunburst(
+            ids=shown["node_id"].tolist(),
+            parents=parent,
+            labels=[esc(shorten(name(n), 40)) for n in shown["node_id"]],
+            values=shown["size"].tolist(),
+            branchvalues="total",
+            marker={"colors": [colors.get(n, OUTLIER_COLOR) for n in shown["node_id"]]},
+            hovertext=[esc(t) for t in shown["long_label"]],
+            hovertemplate="%{label}<br>%{value} papers<br>%{hovertext}<extra></extra>",
+            maxdepth=2,
+        )
     )
-    fig.update_layout(height=600, margin=MARGIN)
+    fig.update_layout(height=620, margin=MARGIN)
     return fig
 
 
@@ -320,10 +367,10 @@ def rising_falling(ranked: pd.DataFrame, n: int = 15) -> go.Figure:
     return figure(data, layout)
 
 
-def topic_area(trend: pd.DataFrame) -> go.Figure:
-    """Topics over time: each topic's share of the year's papers, stacked."""
+def topic_area(trend: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
+    """Areas, topics or subtopics over time: each one's share of the year's papers, stacked."""
     data = []
-    for topic_id, part in trend.groupby("topic_id", sort=True):
+    for node_id, part in trend.groupby("node_id", sort=False):
         label = part["label"].iloc[0]
         data.append(
             {
@@ -333,7 +380,7 @@ def topic_area(trend: pd.DataFrame) -> go.Figure:
                 "name": esc(label[:40]),
                 "stackgroup": "topics",
                 "mode": "lines",
-                "line": {"width": 0.5, "color": topic_color(int(topic_id))},
+                "line": {"width": 0.5, "color": colors.get(str(node_id), OUTLIER_COLOR)},
                 "hovertemplate": "%{x}: %{y:.1%}<extra>" + esc(label[:60]) + "</extra>",
             }
         )

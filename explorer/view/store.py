@@ -10,11 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER
+from explorer.artifacts import OUTLIER, OUTLIER_ID, OUTLIER_LABEL
 
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
     "topic_id", "topic_label", "probability", "x", "y",
+    "area_id", "area_label", "subtopic_id", "subtopic_label",
 )  # fmt: skip
 
 
@@ -24,9 +25,57 @@ def topic_name(topics: pd.DataFrame):
     return lambda t: f"{t}: {labels.get(t, '?')}"
 
 
-def export_frame(papers: pd.DataFrame) -> pd.DataFrame:
-    """One row per paper with the columns `explorer export` promises, in that order."""
-    return papers.loc[:, list(EXPORT_COLUMNS)].reset_index(drop=True)
+# --- levels ----------------------------------------------------------------------------
+
+
+def available_levels(nodes: pd.DataFrame) -> list[str]:
+    """The levels this run has: areas only when they group topics, subtopics only when a
+    topic was split (small corpora have fewer levels)."""
+    count = nodes["level"].value_counts()
+    out = ["area"] if count.get("area", 0) < count.get("topic", 0) else []
+    out.append("topic")
+    return out + (["subtopic"] if count.get("subtopic", 0) else [])
+
+
+def level_ids(papers: pd.DataFrame, level: str) -> pd.Series:
+    """Each paper's node id at `level` (strings; OUTLIER_ID for outliers). At "subtopic", a
+    paper whose topic has no subtopics is in its topic."""
+    topic = papers["topic_id"].astype(str)
+    if level == "area":
+        return papers["area_id"].astype(str)
+    if level == "subtopic":
+        sub = papers["subtopic_id"].astype(str)
+        return sub.where(sub != "", topic)
+    return topic
+
+
+def node_name(nodes: pd.DataFrame, *, long: bool = False):
+    """`id: label`, the one way a node of any level is named in pickers, URLs and charts."""
+    labels = dict(zip(nodes["node_id"], nodes["long_label" if long else "label"], strict=True))
+    labels[OUTLIER_ID] = OUTLIER_LABEL
+    return lambda n: f"{n}: {labels.get(str(n), '?')}"
+
+
+def nodes_at(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
+    """The nodes shown at `level`: at "subtopic", subtopics plus the topics not split."""
+    if level != "subtopic":
+        return nodes[nodes["level"] == level]
+    split = set(nodes.loc[nodes["level"] == "subtopic", "parent_id"])
+    leaf_topics = (nodes["level"] == "topic") & ~nodes["node_id"].isin(split)
+    return nodes[(nodes["level"] == "subtopic") | leaf_topics]
+
+
+def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
+    """One row per paper with the columns `explorer export` promises, in that order: the
+    original eleven, then the paper's area and subtopic (ids as text, short labels;
+    subtopic empty where its topic has no subtopics)."""
+    label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
+    frame = papers.loc[:, list(EXPORT_COLUMNS[:11])].reset_index(drop=True)
+    frame["area_id"] = papers["area_id"].astype(str).to_numpy()
+    frame["area_label"] = [label.get(a, OUTLIER_LABEL) for a in frame["area_id"]]
+    frame["subtopic_id"] = papers["subtopic_id"].astype(str).to_numpy()
+    frame["subtopic_label"] = [label.get(n, "") for n in frame["subtopic_id"]]
+    return frame
 
 
 # --- filtering -----------------------------------------------------------------------
@@ -36,7 +85,7 @@ def export_frame(papers: pd.DataFrame) -> pd.DataFrame:
 class Filters:
     """The sidebar's filters; empty means 'no restriction'. They compose with AND."""
 
-    topics: tuple[int, ...] = ()
+    topics: tuple[str, ...] = ()  # node ids of any level (areas, topics, subtopics)
     statuses: tuple[str, ...] = ()
     venues: tuple[str, ...] = ()
     years: tuple[int, int] | None = None
@@ -70,8 +119,13 @@ def search_mask(papers: pd.DataFrame, query: str) -> np.ndarray:
 def filter_mask(papers: pd.DataFrame, filters: Filters) -> np.ndarray:
     """Which rows of `papers` pass every filter."""
     mask = np.ones(len(papers), dtype=bool)
-    if filters.topics:
-        mask &= papers["topic_id"].isin(filters.topics).to_numpy()
+    if filters.topics:  # node ids of any level: a paper passes when its path holds one
+        chosen = [str(t) for t in filters.topics]
+        mask &= (
+            papers["topic_id"].astype(str).isin(chosen)
+            | papers["area_id"].isin(chosen)
+            | papers["subtopic_id"].isin(chosen)
+        ).to_numpy()
     if not filters.show_outliers:
         mask &= (papers["topic_id"] != OUTLIER).to_numpy()
     if filters.statuses:
@@ -174,11 +228,19 @@ def contrast_keywords(
     )
 
 
+def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
+    """The Topics page's table at one level: id, parent, long label, size, share."""
+    table = nodes_at(nodes, level).loc[:, ["node_id", "parent_id", "long_label", "size", "share"]]
+    table = table.rename(columns={"node_id": "id", "parent_id": "parent", "long_label": "label"})
+    return table.sort_values("size", ascending=False, kind="stable").reset_index(drop=True)
+
+
 def topic_table(topics: pd.DataFrame) -> pd.DataFrame:
     """The topics page's sortable table: one row per topic, keywords joined for reading."""
     table = topics.loc[
-        topics["topic_id"] != OUTLIER, ["topic_id", "label", "size", "share", "keywords"]
-    ].copy()
+        topics["topic_id"] != OUTLIER,
+        ["topic_id", "area_id", "long_label", "size", "share", "keywords"],
+    ].rename(columns={"long_label": "label"})
     table["keywords"] = [", ".join(k) for k in table["keywords"]]
     return table.reset_index(drop=True)
 
@@ -217,25 +279,34 @@ def keyword_trend(keywords: pd.DataFrame, terms: list[str], dimension: str) -> p
     )
 
 
-def topic_trend(
-    topic_stats: pd.DataFrame,
-    topics: pd.DataFrame,
+def node_trend(
+    papers: pd.DataFrame,
+    groups: pd.Series,
+    nodes: pd.DataFrame,
     dimension: str,
-    topic_ids: list[int] | None = None,
+    node_ids: list[str] | None = None,
 ) -> pd.DataFrame:
-    """Per topic and class value: papers, class size and share (topics over time / per class)."""
-    rows = topic_stats[topic_stats["dimension"] == dimension]
-    sizes = rows.groupby("value")["count"].sum()
-    wanted = topic_ids if topic_ids else sorted(t for t in topics["topic_id"] if t != OUTLIER)
-    grid = pd.MultiIndex.from_product(
-        [list(wanted), list(sizes.index)], names=["topic_id", "value"]
+    """Per node (of one level; `groups` holds each paper's node id) and class value: papers,
+    class size and share (topics over time / per class). Outliers are no node."""
+    values = papers[dimension].astype("string").fillna("")
+    keep = (values != "").to_numpy()
+    sizes = values[keep].value_counts().sort_index()
+    wanted = list(node_ids) if node_ids else sorted(set(groups) - {OUTLIER_ID}, key=_id_order)
+    counts = (
+        pd.DataFrame({"node_id": groups[keep].astype(str), "value": values[keep]})
+        .groupby(["node_id", "value"])
+        .size()
     )
-    counts = rows.set_index(["topic_id", "value"])["count"].reindex(grid, fill_value=0)
-    out = counts.rename("papers").reset_index()
+    grid = pd.MultiIndex.from_product([wanted, list(sizes.index)], names=["node_id", "value"])
+    out = counts.reindex(grid, fill_value=0).rename("papers").reset_index()
     out["class_papers"] = out["value"].map(sizes).astype(int)
     out["share"] = out["papers"] / out["class_papers"].clip(lower=1)
-    out["label"] = [topic_name(topics)(t) for t in out["topic_id"]]
+    out["label"] = [node_name(nodes)(n) for n in out["node_id"]]
     return out
+
+
+def _id_order(node_id: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in str(node_id).lstrip("A").split("."))
 
 
 def rising_terms(

@@ -51,11 +51,11 @@ VALUES["abstract"] += " We study robustness of neural networks to adversarial ex
 URL_PAYLOAD = " ".join(PAYLOADS[:10])
 # Every query parameter each page reads (app.py's `corpus` on all of them).
 PAGE_PARAMS = {
-    "": ["corpus"],
-    "topic_map": ["corpus", "topics", "q", "status", "venue", "years", "minp",
+    "": ["corpus", "level"],
+    "topic_map": ["corpus", "level", "topics", "q", "status", "venue", "years", "minp",
                   "hide_outliers", "ask"],
-    "topics": ["corpus", "topic"],
-    "trends": ["corpus", "kw", "trend_topics", "counts", "by", "compare", "from", "to"],
+    "topics": ["corpus", "level", "topic"],
+    "trends": ["corpus", "level", "kw", "trend_topics", "counts", "by", "compare", "from", "to"],
     "papers": ["corpus", "topics", "q", "status", "venue", "years", "minp", "hide_outliers",
                "ask", "paper"],
 }  # fmt: skip

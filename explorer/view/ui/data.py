@@ -29,8 +29,8 @@ class RunData:
     neighbors: pd.DataFrame
     hierarchy: pd.DataFrame
     keywords: pd.DataFrame
-    topic_stats: pd.DataFrame
     vocab: pd.DataFrame
+    nodes: pd.DataFrame  # areas, topics and subtopics (string ids)
     topic_similarity: np.ndarray
     doc_terms_indptr: np.ndarray
     doc_terms_indices: np.ndarray

@@ -8,7 +8,7 @@ from urllib.parse import quote_plus, urlencode
 import pandas as pd
 import streamlit as st
 
-from explorer.view.store import OUTLIER, Filters, topic_name, year_range
+from explorer.view.store import Filters, available_levels, node_name, year_range
 from explorer.view.text import md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import RunData
@@ -37,12 +37,12 @@ def filter_sidebar(data: RunData) -> Filters:
     papers = data.papers
     with st.sidebar:
         st.subheader("Filters")
-        topic_ids = [int(t) for t in data.topics["topic_id"] if t != OUTLIER]
-        name = topic_name(data.topics)
-        warn_unknown(state.TOPICS, [name(t) for t in topic_ids])
+        node_ids = data.nodes["node_id"].tolist()  # areas, then topics, then subtopics
+        name = node_name(data.nodes)
+        warn_unknown(state.TOPICS, [name(n) for n in node_ids])
         topics = st.multiselect(
-            "Topics",
-            topic_ids,
+            "Areas, topics and subtopics",
+            node_ids,
             key=state.TOPICS,
             bind="query-params",
             format_func=name,
@@ -126,6 +126,24 @@ def paper_table(
     )
 
 
+LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
+
+
+def level_picker(data: RunData, *, default: str = "topic") -> str:
+    """Area / topic / subtopic, in the URL as ?level=; only the levels this run has."""
+    levels = available_levels(data.nodes)
+    warn_unknown(state.LEVEL, levels)
+    return st.radio(
+        "Level",
+        levels,
+        index=levels.index(default) if default in levels else 0,
+        key=state.LEVEL,
+        bind="query-params",  # the URL holds the option as shown: ?level=area
+        horizontal=True,
+        help="Areas group related topics; subtopics split the large topics.",
+    )
+
+
 def query_select(
     label: str,
     options: list,
@@ -187,6 +205,20 @@ def detail_links(data: RunData) -> pd.Series:
 def detail_link(paper_id: str, corpus: str) -> str:
     """Relative link that opens a paper's detail (keeps the corpus, so it works when shared)."""
     return "./papers?" + urlencode({state.CORPUS: corpus, state.PAPER: paper_id})
+
+
+def node_links(data: RunData) -> pd.DataFrame:
+    """Every node with a link to its topic on the Topics page (a subtopic opens its topic)."""
+    nodes = data.nodes[data.nodes["level"] != "area"]
+    topic = [n.split(".")[0] for n in nodes["node_id"]]
+    links = [
+        "./topics?" + urlencode({state.CORPUS: data.corpus, state.TOPIC_DETAIL: t}) for t in topic
+    ]
+    frame = nodes[["node_id", "level", "long_label", "size"]].rename(
+        columns={"node_id": "id", "long_label": "label"}
+    )
+    frame.insert(0, "open", links)
+    return frame
 
 
 def chart_download(fig, name: str, *, key: str) -> None:

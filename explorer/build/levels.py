@@ -1,0 +1,186 @@
+"""Three levels of topics: areas above today's topics, subtopics inside large ones.
+
+- **Areas** are cut from the tree of topic centroids (average linkage, cosine distance):
+  of the cuts giving 5 to 15 areas, the one whose topic centroids have the best silhouette
+  (ties: fewer areas). A corpus with fewer than `MIN_TOPICS_FOR_AREAS` topics has no area
+  level: each topic is its own area.
+- **Subtopics**: a topic is re-clustered on its own members (UMAP 5-D on its members'
+  embeddings, then HDBSCAN; its leaf selection when the usual one leaves a part above
+  the 5% target) when it holds more than `SPLIT_SHARE` of
+  the corpus, or when it is heterogeneous (at least `HETEROGENEOUS_MIN_SIZE` papers and a
+  cohesion, the mean cosine of its members to their centroid, in the lowest quartile of
+  all topics). Stragglers join the nearest subtopic centroid, so every member lands in
+  exactly one subtopic. A topic whose members show no structure (fewer than two clusters)
+  keeps no subtopics, and the node table says so.
+
+Ids are strings: areas "A0", "A1"... (largest first), topics "12", subtopics "12.3"
+(largest first within their topic). Same inputs and options give the same ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from explorer.artifacts import OUTLIER
+from explorer.vectors import centroids, normalise_rows
+
+SPLIT_SHARE = 0.05
+HETEROGENEOUS_MIN_SIZE = 60
+MIN_TOPICS_FOR_AREAS = 8
+AREA_RANGE = (5, 15)
+OUTLIER_ID = str(OUTLIER)
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Each paper's path, and what the build decided per topic."""
+
+    area_of_topic: dict[int, str]  # topic id -> area id
+    subtopic: np.ndarray  # per paper: subtopic id, or "" where its topic is not split
+    unsplit: dict[int, str]  # topic id -> why it has no subtopics (only for topics considered)
+    has_areas: bool
+
+
+def topic_id_str(topic: int) -> str:
+    return str(int(topic))
+
+
+def cut_areas(topic_centroids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Area index (0 = largest area) of each topic, by the documented cut rule."""
+    n = len(topic_centroids)
+    if n < MIN_TOPICS_FOR_AREAS:
+        return _rank_by_size(np.arange(n), sizes)
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from sklearn.metrics import silhouette_score
+
+    tree = linkage(topic_centroids, method="average", metric="cosine")
+    best, best_score = None, -np.inf
+    for k in range(AREA_RANGE[0], min(AREA_RANGE[1], n - 1) + 1):
+        cut = fcluster(tree, t=k, criterion="maxclust")
+        if len(np.unique(cut)) < 2:
+            continue
+        score = silhouette_score(topic_centroids, cut, metric="cosine")
+        if score > best_score + 1e-9:
+            best, best_score = cut, score
+    if best is None:
+        return _rank_by_size(np.arange(n), sizes)
+    return _rank_by_size(best, sizes)
+
+
+def _rank_by_size(groups: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Renumber groups 0.. by total size, largest first (ties: smallest first member)."""
+    keys = {}
+    for index, group in enumerate(groups.tolist()):
+        total, first = keys.get(group, (0, index))
+        keys[group] = (total + int(sizes[index]), min(first, index))
+    order = sorted(keys, key=lambda g: (-keys[g][0], keys[g][1]))
+    rank = {g: i for i, g in enumerate(order)}
+    return np.array([rank[g] for g in groups.tolist()], dtype=np.int64)
+
+
+def should_split(size: int, n_papers: int, cohesion: float, low_cohesion: float) -> bool:
+    """The subtopic rule: large, or heterogeneous and big enough to hold several subtopics."""
+    if size > SPLIT_SHARE * n_papers:
+        return True
+    return size >= HETEROGENEOUS_MIN_SIZE and cohesion <= low_cohesion
+
+
+def split_topic(
+    vectors: np.ndarray, *, min_size: int, max_size: int, seed: int, cache_root: Path | None
+) -> np.ndarray | None:
+    """Subcluster index (0 = largest) of each member, or None when there is no structure.
+
+    HDBSCAN's usual excess-of-mass selection first; when that leaves a part above
+    `max_size` papers (the leaf target), its finer leaf selection instead.
+    """
+    from explorer.build.projection import knn_graph, reduce_umap
+
+    k = int(min(15, len(vectors) - 1))
+    reduced = reduce_umap(
+        vectors, knn_graph(vectors, k), n_components=5, n_neighbors=k, min_dist=0.0,
+        seed=seed, cache_root=cache_root,
+    )  # fmt: skip
+    parts = _subclusters(vectors, reduced, min_size, "eom")
+    if parts is None or np.bincount(parts).max() > max_size:
+        finer = _subclusters(vectors, reduced, min_size, "leaf")
+        parts = finer if finer is not None else parts
+    return parts
+
+
+def _subclusters(
+    vectors: np.ndarray, reduced: np.ndarray, min_size: int, selection: str
+) -> np.ndarray | None:
+    """HDBSCAN on the reduced members; stragglers join the nearest subcluster's centroid."""
+    import hdbscan
+
+    from explorer.build.topics import renumber_by_size
+
+    labels = hdbscan.HDBSCAN(
+        min_cluster_size=min_size,
+        min_samples=max(1, min_size // 2),
+        cluster_selection_method=selection,
+    ).fit_predict(reduced.astype(np.float64))
+    labels = renumber_by_size(labels)
+    found = np.unique(labels[labels != OUTLIER])
+    if len(found) < 2:
+        return None
+    unit = normalise_rows(vectors)
+    stray = labels == OUTLIER
+    if stray.any():
+        sims = unit[stray] @ centroids(unit, labels, found).T
+        labels[stray] = found[sims.argmax(axis=1)]
+    return renumber_by_size(labels)
+
+
+def build_levels(
+    embeddings: np.ndarray,
+    labels: np.ndarray,
+    *,
+    min_topic_size: int,
+    seed: int,
+    cache_root: Path | None = None,
+) -> Levels:
+    """Areas and subtopics for a fitted topic labelling (`labels`, OUTLIER for noise)."""
+    unit = normalise_rows(embeddings.astype(np.float32))
+    topics = np.array(sorted(t for t in set(labels.tolist()) if t != OUTLIER))
+    n = len(labels)
+    if len(topics) == 0:
+        return Levels({}, np.full(n, "", dtype=object), {}, has_areas=False)
+    topic_centroids = centroids(unit, labels, topics)
+    sizes = np.array([(labels == t).sum() for t in topics])
+    areas = cut_areas(topic_centroids, sizes)
+    area_of_topic = {int(t): f"A{a}" for t, a in zip(topics, areas, strict=True)}
+    cohesion = np.array(
+        [float((unit[labels == t] @ topic_centroids[i]).mean()) for i, t in enumerate(topics)]
+    )
+    low = float(np.quantile(cohesion, 0.25))
+    subtopic = np.full(n, "", dtype=object)
+    unsplit: dict[int, str] = {}
+    min_size = max(5, min_topic_size)
+    for i, topic in enumerate(topics.tolist()):
+        if not should_split(int(sizes[i]), n, cohesion[i], low):
+            continue
+        members = np.flatnonzero(labels == topic)
+        if len(members) < 2 * min_size:
+            unsplit[topic] = "too few papers to split"
+            continue
+        parts = split_topic(
+            embeddings[members],
+            min_size=min_size,
+            max_size=int(SPLIT_SHARE * n),
+            seed=seed,
+            cache_root=cache_root,
+        )
+        if parts is None:
+            unsplit[topic] = "no structure among its papers"
+            continue
+        subtopic[members] = [f"{topic}.{p}" for p in parts.tolist()]
+    return Levels(
+        area_of_topic=area_of_topic,
+        subtopic=subtopic,
+        unsplit=unsplit,
+        has_areas=len(topics) >= MIN_TOPICS_FOR_AREAS,
+    )

@@ -1,0 +1,305 @@
+"""Phrase labels for hierarchy nodes: verbatim candidates, sibling-relative ranking, nesting."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from explorer.build.labels import NO_PHRASES, NodeLabel, candidate_phrases, label_nodes
+
+# area -> (phrase every child of the area shares, {child: its own terms})
+AREAS = {
+    "A0": (
+        "image benchmarks",
+        {
+            "detection": ["object detectors", "anchor boxes", "bounding box regression",
+                          "region proposals", "detection heads", "IoU thresholds",
+                          "pedestrian datasets", "occluded instances", "localisation errors",
+                          "hard negatives"],
+            "segmentation": ["semantic masks", "pixel labels", "mask decoders",
+                             "boundary refinement", "panoptic quality", "superpixel graphs",
+                             "dense prediction", "label maps", "stuff classes",
+                             "atrous convolution"],
+            "video": ["temporal frames", "optical flow", "action clips", "frame sampling",
+                      "motion cues", "tracking identities", "clip embeddings",
+                      "pooled descriptors", "video transformers", "keyframe selection"],
+        },
+    ),
+    "A1": (
+        "text corpora",
+        {
+            "translation": ["target languages", "bilingual lexicons", "beam search",
+                            "parallel sentences", "low-resource pairs", "BLEU gains",
+                            "alignment heads", "back-translation", "subword units",
+                            "decoder fluency"],
+            "parsing": ["dependency trees", "syntactic heads", "constituency grammars",
+                        "treebank annotations", "chart parsers", "arc scores",
+                        "span representations", "transition systems", "head rules",
+                        "parse accuracy"],
+        },
+    ),
+    "A2": (
+        "reward signals",
+        {
+            "robots": ["robotic arms", "joint torques", "grasp poses", "contact forces",
+                       "sim-to-real transfer", "manipulation skills", "gripper sensors",
+                       "motor commands", "legged locomotion", "tactile feedback"],
+            "games": ["board games", "self-play agents", "Monte Carlo rollouts",
+                      "opponent modelling", "game trees", "Atari scores", "league training",
+                      "chess engines", "card decks", "poker hands"],
+            "bandits": ["regret bounds", "arm pulls", "confidence intervals",
+                        "Thompson sampling", "contextual features", "exploration bonuses",
+                        "posterior draws", "elimination rounds", "pull budgets",
+                        "cumulative losses"],
+        },
+    ),
+}  # fmt: skip
+FILLERS = ["careful analysis", "strong baselines", "public code", "ablation studies"]
+DOCS_PER_CHILD = 12
+EMPTY_AREA_DOCS = ["The 42 of it; and 7.", "", "We (a) do it - 3 of them, by $x^2$."]
+
+
+def _abstract(terms: list[str], shared: str, k: int) -> str:
+    """Eight of the child's ten terms (rotating), the area's shared phrase, and a filler."""
+    own = [terms[(k + j) % len(terms)] for j in range(8)]
+    if k % 3 == 0:
+        own = [t.upper() if j % 2 else t.title() for j, t in enumerate(own)]
+    return (
+        f"We study {', '.join(own[:4])}. We test them on {shared} with {FILLERS[k % 4]}; "
+        f"it improves {', '.join(own[4:])} (see Section {k + 1})."
+    )
+
+
+def _corpus() -> tuple[list[str], dict[str, np.ndarray], dict[str, str | None]]:
+    """Three areas of 2-3 topics, one topic with a single subtopic, and one area of no words."""
+    docs: list[str] = []
+    members: dict[str, np.ndarray] = {}
+    parent_of: dict[str, str | None] = {}
+    for area, (shared, children) in AREAS.items():
+        start = len(docs)
+        for child, terms in children.items():
+            ids = np.arange(len(docs), len(docs) + DOCS_PER_CHILD)
+            docs += [_abstract(terms, shared, k) for k in range(DOCS_PER_CHILD)]
+            members[child], parent_of[child] = ids, area
+        members[area], parent_of[area] = np.arange(start, len(docs)), None
+    members["video.0"], parent_of["video.0"] = members["video"][:5], "video"
+    members["A3"], parent_of["A3"] = np.arange(len(docs), len(docs) + 3), None
+    docs += EMPTY_AREA_DOCS
+    return docs, members, parent_of
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    docs, members, parent_of = _corpus()
+    return docs, members, parent_of, label_nodes(docs, members, parent_of)
+
+
+def _occurs(phrase: str, text: str) -> bool:
+    """Whole words, contiguous, whitespace only between them (case-insensitive)."""
+    pattern = r"\s+".join(map(re.escape, phrase.split()))
+    return re.search(rf"(?<![\w-]){pattern}(?![\w-])", text.lower()) is not None
+
+
+# --- candidate_phrases ------------------------------------------------------------------
+
+
+def test_candidates_are_verbatim_runs_of_words():
+    phrases = candidate_phrases("We train convolutional neural networks (CNNs) on images.")
+    assert "convolutional neural networks" in phrases
+    assert {"cnns", "images", "neural networks"} <= phrases
+    assert "networks cnns" not in phrases
+    assert "cnns on images" not in phrases  # the bracket cuts the run
+
+
+def test_candidates_never_start_or_end_with_a_stop_word():
+    phrases = candidate_phrases("We report the accuracy of the model and a bag of words.")
+    assert {"model", "accuracy", "bag of words"} <= phrases
+    assert not {"of the model", "the model", "accuracy of", "we", "the"} & phrases
+
+
+def test_candidates_are_lower_cased():
+    assert candidate_phrases("Graph Neural NETWORKS") == {
+        "graph", "neural", "networks", "graph neural", "neural networks", "graph neural networks"
+    }  # fmt: skip
+
+
+def test_internal_hyphens_stay_inside_words():
+    phrases = candidate_phrases("Self-supervised learning, pre- and post-training")
+    assert {"self-supervised", "self-supervised learning", "post-training"} <= phrases
+    assert not {"self", "supervised", "supervised learning", "pre and post-training"} & phrases
+
+
+def test_numbers_and_single_letters_are_dropped_and_cut_the_text():
+    phrases = candidate_phrases("Trained for 100 epochs on 3d scenes with a b c loss 2-3 x")
+    assert {"epochs", "3d scenes", "loss"} <= phrases
+    assert not {"100", "100 epochs", "trained epochs", "2-3", "b", "c loss"} & phrases
+
+
+@pytest.mark.parametrize(
+    "text, joined",
+    [
+        ("graphs; neural networks", "graphs neural"),
+        ("encoder/decoder models", "encoder decoder"),
+        ('the "sparse" coding trick', "sparse coding"),
+        ("kernel [12] methods", "kernel methods"),
+        ("linear $O(n)$ time", "linear time"),
+        ("smooth \\emph{convex} losses", "smooth convex"),
+        ("fast &amp; robust", "fast robust"),
+    ],
+)
+def test_punctuation_math_and_markup_cut_phrases(text, joined):
+    phrases = candidate_phrases(text)
+    assert set(joined.split()) <= phrases
+    assert joined not in phrases
+    assert not {"emph", "amp", "o(n)"} & phrases
+
+
+def test_html_tags_are_stripped_not_kept_as_words():
+    phrases = candidate_phrases("<p>We learn <i>sparse</i> coding</p>")
+    assert {"sparse coding", "learn sparse coding"} <= phrases
+    assert not {"p", "i"} & phrases
+
+
+@st.composite
+def _texts(draw, markup: bool = True) -> str:
+    pieces = st.one_of(
+        st.sampled_from(["the", "of", "a", "Neural", "self-supervised", "42", "x", "pre-", "1-2"]),
+        st.text(alphabet="abcXYZé019-", min_size=1, max_size=6),
+        st.sampled_from(list(",.;:()[]{}\"'/-_" + ("$\\" if markup else ""))),
+    )
+    tokens = draw(st.lists(pieces, max_size=25))
+    separators = draw(st.lists(st.sampled_from([" ", "  ", "\n", ""]), min_size=len(tokens)))
+    return "".join(t + s for t, s in zip(tokens, separators, strict=False))
+
+
+def _obvious_phrases(text: str) -> set[str]:
+    """The rules spelled out as loops, for texts without markup: what the numpy code must match."""
+    found = set()
+    for run in re.split(r"[^\w\s-]|_|(?<![^\W_])-|-(?![^\W_])", text.lower()):
+        words = run.split()
+        for i in range(len(words)):
+            for j in range(i, min(i + 3, len(words))):
+                gram = words[i : j + 1]
+                if any(len(w) < 2 or w.replace("-", "").isdigit() for w in gram):
+                    break
+                if gram[0] not in ENGLISH_STOP_WORDS and gram[-1] not in ENGLISH_STOP_WORDS:
+                    found.add(" ".join(gram))
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts())
+def test_every_candidate_is_a_short_verbatim_phrase(text):
+    flat = " ".join(text.lower().split())
+    for phrase in candidate_phrases(text):
+        words = phrase.split()
+        assert 1 <= len(words) <= 3
+        assert words[0] not in ENGLISH_STOP_WORDS and words[-1] not in ENGLISH_STOP_WORDS
+        assert phrase in flat
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts(markup=False))
+def test_candidates_are_exactly_the_runs_the_rules_allow(text):
+    assert candidate_phrases(text) == _obvious_phrases(text)
+
+
+# --- label_nodes ------------------------------------------------------------------------
+
+
+def test_every_node_gets_a_label(corpus):
+    _, members, _, labels = corpus
+    assert set(labels) == set(members)
+    assert all(isinstance(label, NodeLabel) for label in labels.values())
+
+
+def test_label_phrases_occur_in_a_member_abstract(corpus):
+    docs, members, _, labels = corpus
+    for node, label in labels.items():
+        texts = [docs[i] for i in members[node]]
+        for phrase in label.phrases:
+            assert any(_occurs(phrase, t) for t in texts), (node, phrase)
+
+
+def test_label_phrases_have_no_stop_word_at_either_end(corpus):
+    for label in corpus[3].values():
+        for phrase in label.phrases:
+            words = phrase.split()
+            assert words[0] not in ENGLISH_STOP_WORDS and words[-1] not in ENGLISH_STOP_WORDS
+
+
+def test_no_phrase_nests_in_another_of_the_same_label(corpus):
+    for label in corpus[3].values():
+        sets = [frozenset(p.split()) for p in label.phrases]
+        for i, a in enumerate(sets):
+            assert not any(a <= b or b <= a for b in sets[i + 1 :]), label.phrases
+
+
+def test_a_phrase_the_whole_parent_shares_labels_the_parent_not_the_children(corpus):
+    labels = corpus[3]
+    for area, (shared, children) in AREAS.items():
+        assert labels[area].phrases[0] == shared
+        for child in children:
+            assert shared not in labels[child].phrases, child
+            assert not set(shared.split()) & set(" ".join(labels[child].phrases).split())
+
+
+def test_children_are_labelled_by_their_own_terms(corpus):
+    for _, children in AREAS.values():
+        for child, terms in children.items():
+            lowered = {t.lower() for t in terms}
+            assert set(corpus[3][child].phrases) <= lowered, child
+
+
+def test_short_and_long_sizes_and_form(corpus):
+    for label in corpus[3].values():
+        if not label.phrases:
+            continue
+        assert 1 <= len(label.short.split(", ")) <= 2
+        assert len(label.phrases) <= 8
+        assert label.long == ", ".join(label.phrases)
+        assert label.short == ", ".join(label.phrases[: len(label.short.split(", "))])
+
+
+def test_a_lone_node_is_ranked_against_the_corpus(corpus):
+    _, _, _, labels = corpus
+    assert labels["video.0"].phrases
+    assert "image benchmarks" not in labels["video.0"].phrases
+
+
+def test_a_node_without_usable_text_has_no_phrases(corpus):
+    label = corpus[3]["A3"]
+    assert label == NodeLabel(short=NO_PHRASES, long=NO_PHRASES, phrases=())
+
+
+def test_labels_are_deterministic(corpus):
+    docs, members, parent_of, labels = corpus
+    shuffled = dict(reversed(list(members.items())))
+    assert label_nodes(docs, members, parent_of) == labels
+    assert label_nodes(docs, shuffled, parent_of) == labels
+
+
+def test_phrases_do_not_run_across_documents():
+    docs = ["quantum annealing", "spin glasses", "spin glasses"]
+    labels = label_nodes(docs, {"all": np.arange(3)}, {"all": None})
+    assert "annealing spin" not in labels["all"].phrases
+    assert labels["all"].phrases == ("spin glasses",)
+
+
+def test_a_phrase_in_one_document_suffices_only_for_a_tiny_node():
+    docs = ["quantum annealing", "quantum annealing", "graph kernels", "spin glasses"]
+    members = {"big": np.array([0, 1, 2]), "tiny": np.array([3])}
+    labels = label_nodes(docs, members, {"big": None, "tiny": None})
+    assert labels["big"].phrases == ("quantum annealing",)
+    assert labels["tiny"].phrases == ("spin glasses",)
+
+
+def test_links_are_not_phrases():
+    phrases = candidate_phrases("Code is available at https://github.com/x/y and www.example.org.")
+    assert not any(w in p for p in phrases for w in ("https", "github", "www", "example"))
+    assert "code" in phrases

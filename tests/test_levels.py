@@ -1,0 +1,110 @@
+"""Areas, topics and subtopics: every paper has one path, and the levels find real structure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from explorer.artifacts import OUTLIER, OUTLIER_ID
+from explorer.build.levels import SPLIT_SHARE, build_levels, cut_areas
+
+
+def _blobs(rng, centre, n, spread=0.05):
+    return centre + rng.normal(scale=spread, size=(n, len(centre)))
+
+
+def planted(seed: int = 0):
+    """1,680 papers in 32-D: a dominant topic (240, 14%) made of three clear sub-fields of
+    80, and forty small topics of 36 (2% each, below the split threshold)."""
+    rng = np.random.default_rng(seed)
+    field = rng.normal(size=32)
+    subfields = [field + rng.normal(scale=0.6, size=32) for _ in range(3)]
+    others = [rng.normal(size=32) * 1.5 for _ in range(40)]
+    vectors = np.vstack(
+        [_blobs(rng, c, 80, 0.12) for c in subfields] + [_blobs(rng, c, 36, 0.12) for c in others]
+    ).astype(np.float32)
+    topics = np.array([0] * 240 + [t for t in range(1, 41) for _ in range(36)])
+    truth = np.array([0] * 80 + [1] * 80 + [2] * 80 + [-1] * 1440)
+    return vectors, topics, truth
+
+
+def test_the_dominant_fields_three_subfields_are_found_as_subtopics():
+    vectors, topics, truth = planted()
+    levels = build_levels(vectors, topics, min_topic_size=10, seed=42)
+    sub = levels.subtopic[:240]
+    assert all(s.startswith("0.") for s in sub)  # every member of the split topic has one
+    for field in range(3):
+        members = sub[truth[:240] == field]
+        values, counts = np.unique(members, return_counts=True)
+        best = values[counts.argmax()]
+        in_field = counts.max() / len(members)  # the field is found as one subtopic...
+        purity = (truth[:240][sub == best] == field).mean()  # ...that holds little else
+        assert in_field >= 0.8 and purity >= 0.8, (field, values, counts)
+    assert not any(s.startswith(("1.", "2.")) for s in levels.subtopic)  # small ones: no split
+
+
+def test_small_topics_without_structure_keep_no_subtopics():
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(100, 16)).astype(np.float32)
+    topics = np.array([0] * 50 + [1] * 50)  # 50% each: both considered, neither has structure
+    levels = build_levels(vectors, topics, min_topic_size=10, seed=42)
+    assert set(levels.subtopic.tolist()) <= {""} | {f"{t}.{i}" for t in (0, 1) for i in range(9)}
+    for topic in (0, 1):
+        split = any(s.startswith(f"{topic}.") for s in levels.subtopic)
+        assert split or topic in levels.unsplit
+
+
+def test_areas_are_cut_by_silhouette_between_5_and_15():
+    rng = np.random.default_rng(2)
+    groups = [rng.normal(size=16) for _ in range(6)]
+    centroids = np.vstack([g + rng.normal(scale=0.05, size=(4, 16)) for g in groups])
+    areas = cut_areas(centroids, np.full(24, 10))
+    assert len(set(areas.tolist())) == 6
+    assert all(len(set(areas[i * 4 : i * 4 + 4].tolist())) == 1 for i in range(6))
+    few = cut_areas(centroids[:5], np.arange(5) + 1)  # too few topics: each is its own area
+    assert sorted(few.tolist()) == [0, 1, 2, 3, 4] and few[4] == 0  # largest first
+
+
+def test_seed_build_paths_are_complete_and_sizes_add_up(seed_run):
+    papers, nodes = seed_run.table("papers"), seed_run.table("nodes")
+    assert (
+        papers["area_id"].map(type).eq(str).all() and papers["subtopic_id"].map(type).eq(str).all()
+    )
+    real = papers["topic_id"] != OUTLIER
+    assert (papers.loc[~real, "area_id"] == OUTLIER_ID).all()
+    assert (papers.loc[~real, "subtopic_id"] == "").all()
+    by_id = nodes.set_index("node_id")
+    for row in papers[real].itertuples():
+        assert by_id.loc[str(row.topic_id), "parent_id"] == row.area_id
+        if row.subtopic_id:
+            assert by_id.loc[row.subtopic_id, "parent_id"] == str(row.topic_id)
+    for node in nodes.itertuples():
+        children = nodes[nodes["parent_id"] == node.node_id]
+        if len(children):
+            assert children["size"].sum() == node.size, node.node_id
+        if node.level == "area":
+            assert not isinstance(node.parent_id, str)  # areas are the top level
+        else:
+            assert node.parent_id in by_id.index
+    counts = seed_run.manifest["counts"]["levels"]
+    assert counts["topics"] == int((nodes["level"] == "topic").sum())
+    leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"].astype(str))
+    assert counts["largest_leaf_share"] == round(leaf[real].value_counts().max() / len(papers), 4)
+    assert isinstance(pd.read_parquet(seed_run.path / "nodes.parquet")["node_id"].iloc[0], str)
+    assert SPLIT_SHARE == 0.05
+
+
+def test_map_labels_never_overlap_and_areas_come_first():
+    from explorer.view.map_layout import Label, label_box, place_labels
+
+    rng = np.random.default_rng(3)
+    areas = [Label(*rng.uniform(0, 10, 2), f"area label {i}", "area") for i in range(10)]
+    topics = [Label(*rng.uniform(0, 10, 2), f"topic phrase {i}", "topic") for i in range(200)]
+    placed = place_labels(areas + topics, (0, 10), (0, 10))
+    assert [p.text for p in placed[:10]] == [a.text for a in areas]  # every area fits
+    assert 15 <= len(placed) < 210  # as many as fit, not all
+    boxes = [label_box(p, (0, 10), (0, 10), width=900, height=640) for p in placed]
+    for i, a in enumerate(boxes):
+        assert a[0] >= 0 and a[1] >= 0 and a[2] <= 900 and a[3] <= 640
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
