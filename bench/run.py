@@ -1,7 +1,8 @@
 """Run the benchmarks and regenerate bench/README.md's table from bench/results/*.json.
 
 python -m bench.run quick   # targets 2, 3, 6 (embedding, warm re-fit, viewer): ~15 min
-python -m bench.run full    # + cold builds vs stock (ICML, then ~11k papers), incremental
+python -m bench.run full    # + cold builds vs stock (ICML, then ~11k papers), incremental,
+                            # and topic quality per level (bench/quality.py)
 python -m bench.run report  # only rewrite the table from the stored results
 """
 
@@ -76,6 +77,10 @@ def full(repeats: int, scale: bool, skip_quick: bool = False) -> None:
         print("Cold builds, NeurIPS + ICML + AISTATS: ours vs stock…", flush=True)
         require_shared(PAPERLISTS / "nips", PAPERLISTS / "aistats")
         write_results("cold-scale", builds.cold(builds.scale_inputs(), "scale", 1))
+    print("Topic quality at every level vs stock (three mixes and WWW 2025)…", flush=True)
+    result = run_child([sys.executable, "-m", "bench.quality"])
+    if result.returncode != 0:
+        sys.exit(f"quality benchmark failed:\n{result.stderr[-3000:]}")
 
 
 def _load(name: str) -> dict | None:
@@ -199,7 +204,41 @@ def table() -> str:
     for name in ("load", "load-browser"):
         if load := _load(name):
             rows.append(_load_row(load))
-    return "\n".join(rows)
+    return "\n".join(rows + _quality_rows())
+
+
+def _quality_rows() -> list[str]:
+    """Topic quality per corpus (bench/quality.py): ours at every level against stock."""
+    quality = _load("quality")
+    if not quality:
+        return []
+    rows = [
+        "",
+        "Topic quality (bench/quality.py; targets: largest leaf ≤ 5%, outliers ≤ 10%):",
+        "",
+        "| corpus | papers | areas · topics · subtopics | largest leaf (stock: topic) | "
+        "outliers (stock) | silhouette (stock) | result | measured |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, entry in quality["corpora"].items():
+        ours, stock = entry["ours"], entry["stock"]
+        ok = entry["leaf_target_met"] and entry["outlier_target_met"]
+        rows.append(
+            f"| {name} | {ours['papers']:,} | {ours['areas']} · {ours['topics']} · "
+            f"{ours['subtopics']} (stock: {stock['topics']} topics) | "
+            f"{ours['largest_leaf_share']:.1%} ({stock['largest_topic_share']:.1%}) | "
+            f"{ours['outlier_share']:.1%} ({stock['outlier_share']:.1%}) | "
+            f"{ours['silhouette']} ({stock['silhouette']}) | {'pass' if ok else 'FAIL'} | "
+            f"{quality['when'][:10]} |"
+        )
+    if www := quality["corpora"].get("www", {}).get("author_keywords"):
+        rows += [
+            "",
+            f"WWW 2025 author keywords sharing a word with the paper's leaf label: "
+            f"{www['ours_share']:.1%} (stock topic words: {www['stock_share']:.1%}; "
+            f"{www['papers_with_keywords']} papers with keywords).",
+        ]
+    return rows
 
 
 def report() -> None:

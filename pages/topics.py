@@ -114,6 +114,6 @@ with tab_tree:
         column_config={"open": st.column_config.LinkColumn("", display_text="open")},
     )
 with tab_map:
-    st.plotly_chart(charts.intertopic_map(topics), key="intertopic")
+    st.plotly_chart(charts.intertopic_map(topics, node_colors(data.nodes)), key="intertopic")
 with tab_heat:
     st.plotly_chart(charts.similarity_heatmap(data.topic_similarity, topics), key="heat")

@@ -303,3 +303,21 @@ def test_links_are_not_phrases():
     phrases = candidate_phrases("Code is available at https://github.com/x/y and www.example.org.")
     assert not any(w in p for p in phrases for w in ("https", "github", "www", "example"))
     assert "code" in phrases
+
+
+def test_plural_and_singular_do_not_both_label_a_node():
+    from explorer.build.labels import _select
+
+    label = _select([("graphs", 3.0), ("graph", 2.9), ("graph neural", 1.5), ("nodes", 1.0)])
+    assert label.phrases == ("graphs", "nodes")
+
+
+def test_a_longer_phrase_that_extends_a_taken_one_replaces_it():
+    from explorer.build.labels import _select
+
+    label = _select(
+        [("answering", 3.0), ("graphs", 2.5), ("visual question answering", 2.0), ("x y", 0.5)]
+    )
+    assert label.phrases == ("visual question answering", "graphs", "x y")
+    weak = _select([("answering", 3.0), ("visual question answering", 1.0)])
+    assert weak.phrases == ("answering",)  # too weak to replace it

@@ -7,7 +7,8 @@ the text into segments no phrase crosses. A phrase counts once per document. A n
 are ranked against its siblings by class-based TF-IDF, df(x, c) / n(c) * log(1 + A / f(x)), f
 summing df over the siblings and A their mean size, so what the whole parent shares does not
 repeat in every child; a node without siblings is ranked against the rest of the corpus. The
-best phrases are taken first, skipping any whose word set nests with one already taken.
+best phrases are taken first, skipping any whose word set nests with one already taken
+("graphs" and "graph" count as one word there).
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 LONG_PHRASES = 8
 # The map shows a second phrase only when it is nearly as characteristic as the first.
 SHORT_SECOND_RATIO = 0.5
+# A longer phrase replaces a taken phrase it extends when it scores at least this share of it.
+EXTEND_RATIO = 0.6
+# Candidates read per node at most: extensions are looked for among the best ones only.
+SCAN_LIMIT = 200
 NO_PHRASES = "(no phrases)"
 
 # Tags go without a break: "<i>neural</i> networks" reads as "neural networks".
@@ -206,21 +211,42 @@ def _alphabetical(cols: np.ndarray, table: _Phrases) -> tuple[np.ndarray, np.nda
     return rank[position.ravel()], texts[by_text]
 
 
+def _singular(word: str) -> str:
+    """A crude singular, only for comparing phrases: "graphs" nests with "graph"."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def _select(candidates: Iterable[tuple[str, float]]) -> NodeLabel:
-    """Take phrases best first, skipping any whose word set nests with one already taken."""
+    """Take phrases best first, skipping any whose word set nests with one already taken
+    (plural and singular count as the same word). A longer phrase that extends a taken one
+    and scores at least EXTEND_RATIO of it replaces it in place: "visual question answering"
+    reads better than "answering"."""
     chosen: list[tuple[str, float, frozenset[str]]] = []
-    for phrase, score in candidates:
-        words = frozenset(phrase.split())
-        if any(words <= w or w <= words for _, _, w in chosen):
-            continue
-        chosen.append((phrase, score, words))
-        if len(chosen) == LONG_PHRASES:
+    for seen, (phrase, score) in enumerate(candidates):
+        if seen == SCAN_LIMIT or (len(chosen) == LONG_PHRASES and not _extendable(chosen, score)):
             break
+        words = frozenset(_singular(w) for w in phrase.split())
+        nested = [i for i, (_, _, w) in enumerate(chosen) if words <= w or w <= words]
+        if not nested and len(chosen) < LONG_PHRASES:
+            chosen.append((phrase, score, words))
+        elif len(nested) == 1 and _extends(words, score, chosen[nested[0]]):
+            chosen[nested[0]] = (phrase, chosen[nested[0]][1], words)
     if not chosen:
         return NodeLabel(short=NO_PHRASES, long=NO_PHRASES, phrases=())
     n_short = 2 if len(chosen) > 1 and chosen[1][1] >= SHORT_SECOND_RATIO * chosen[0][1] else 1
     best = tuple(p for p, _, _ in chosen)
     return NodeLabel(short=", ".join(best[:n_short]), long=", ".join(best), phrases=best)
+
+
+def _extends(words: frozenset[str], score: float, taken: tuple[str, float, frozenset[str]]) -> bool:
+    return words > taken[2] and score >= EXTEND_RATIO * taken[1]
+
+
+def _extendable(chosen: list[tuple[str, float, frozenset[str]]], score: float) -> bool:
+    """Whether a candidate of this score could still extend a taken phrase."""
+    return any(score >= EXTEND_RATIO * s for _, s, _ in chosen)
 
 
 def label_nodes(

@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 # artifact byte-identical keep it.
 #   1: canonical paper order, order-free dedupe, TeX text commands dropped, weights in keys
 #   2: areas and subtopics, phrase labels
-PIPELINE_VERSION = 2
+#   3: labels: plural and singular never both, longer phrases replace what they extend
+PIPELINE_VERSION = 3
 # Packages whose upgrade can change topics, labels or vectors: their versions are in the run id.
 MODEL_PACKAGES = (
     "bertopic", "umap-learn", "hdbscan", "scikit-learn", "sentence-transformers",

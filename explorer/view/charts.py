@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 
 from explorer.artifacts import OUTLIER, OUTLIER_ID
 from explorer.view.map_layout import FONT, OUTLIER_COLOR, Label, place_labels
@@ -14,17 +13,11 @@ from explorer.view.store import available_levels, node_name, nodes_at
 from explorer.view.text import plot as esc
 from explorer.view.text import shorten
 
-_PALETTE = qualitative.Dark24 + qualitative.Light24 + qualitative.Alphabet
 # WebGL keeps tens of thousands of points interactive; above this, the page samples.
 MAX_MAP_POINTS = 50_000
 # Characters of a title shown in a hover.
 HOVER_CHARS = 90
 MARGIN = {"l": 0, "r": 0, "t": 10, "b": 0}
-
-
-def topic_color(topic_id: int) -> str:
-    """A colour per topic id that never changes with filtering."""
-    return OUTLIER_COLOR if topic_id == OUTLIER else _PALETTE[int(topic_id) % len(_PALETTE)]
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
@@ -243,7 +236,7 @@ def hierarchy_sunburst(nodes: pd.DataFrame, colors: dict[str, str]) -> go.Figure
     return fig
 
 
-def intertopic_map(topics: pd.DataFrame) -> go.Figure:
+def intertopic_map(topics: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
     """Topics as circles sized by papers, placed so distance follows embedding dissimilarity."""
     real = topics[topics["topic_id"] != OUTLIER]
     fig = go.Figure(
@@ -254,7 +247,7 @@ def intertopic_map(topics: pd.DataFrame) -> go.Figure:
             text=[str(t) for t in real["topic_id"]],
             marker={
                 "size": 8 + 40 * np.sqrt(real["size"] / max(real["size"].max(), 1)),
-                "color": [topic_color(t) for t in real["topic_id"]],
+                "color": [colors.get(str(t), OUTLIER_COLOR) for t in real["topic_id"]],
                 "opacity": 0.6,
             },
             hovertext=[
@@ -393,7 +386,7 @@ def topic_area(trend: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
     return figure(data, layout)
 
 
-def paper_in_topic(papers: pd.DataFrame, paper_id: str) -> go.Figure:
+def paper_in_topic(papers: pd.DataFrame, paper_id: str, colors: dict[str, str]) -> go.Figure:
     """A small map of one topic's papers with the given paper highlighted."""
     this = papers[papers["paper_id"] == paper_id]
     others = papers[papers["paper_id"] != paper_id]
@@ -402,7 +395,7 @@ def paper_in_topic(papers: pd.DataFrame, paper_id: str) -> go.Figure:
         [
             go.Scattergl(
                 x=others["x"], y=others["y"], mode="markers", name="same topic",
-                marker={"size": 5, "color": topic_color(topic), "opacity": 0.5},
+                marker={"size": 5, "color": colors.get(str(topic), OUTLIER_COLOR), "opacity": 0.5},
                 hovertext=[esc(shorten(t, HOVER_CHARS)) for t in others["title"]], hoverinfo="text",
             ),
             go.Scatter(

@@ -1,0 +1,182 @@
+"""Topic quality at every level, against stock BERTopic, on three mixes and WWW 2025.
+
+For each corpus: papers, count per level, the largest leaf's share (target <= 5%), the
+outlier share (target <= 10%), the silhouette of leaves in the embedding space (cosine,
+outliers left out), and ten leaf labels picked at random; the same figures for stock
+BERTopic (`BERTopic().fit_transform(docs, embeddings)` on the very same vectors). On WWW
+2025, whose papers carry author keywords: the share of papers whose keywords share a word
+with their leaf's label (stock: with its topic's top ten words).
+
+    python -m bench.quality            # writes bench/results/quality.json
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+
+import numpy as np
+
+from bench.common import PAPERLISTS, WORK, explorer_cmd, require_shared, run_child, write_results
+
+CORPORA = {
+    "neurips-icml-aistats": [f"nips/nips20{y:02d}.json" for y in range(8, 19)]
+    + ["icml", "aistats"],
+    "cvpr-icml-acl": ["cvpr", "icml", "acl"],
+    "icml": ["icml"],
+}
+WWW = ["www"]
+SILHOUETTE_SAMPLE = 5000
+LEAF_TARGET, OUTLIER_TARGET = 0.05, 0.10
+_WORD = re.compile(r"[a-z][a-z0-9-]+")
+
+
+def _build(cache, name: str, inputs: list[str]):
+    from explorer.artifacts import open_run
+
+    paths = [str(PAPERLISTS / i) for i in inputs]
+    args = explorer_cmd("--cache-dir", str(cache), "build", *paths, "--name", name, "--no-progress")
+    result = run_child(args)
+    if result.returncode != 0:
+        sys.exit(f"build of {name} failed:\n{result.stderr[-2000:]}")
+    return open_run(cache, name)
+
+
+def _vectors(run, cache) -> tuple[list[str], np.ndarray]:
+    """The run's papers' texts and their cached float32 embeddings (nothing is re-embedded)."""
+    from explorer.build.corpus import normalise_text
+    from explorer.build.embed import embed_texts
+
+    config = run.manifest["config"]
+    docs = [normalise_text(a) for a in run.table("papers")["abstract"]]
+    vectors, new = embed_texts(
+        docs,
+        model_name=config["embedding_model"],
+        cache_root=cache,
+        progress=False,
+        precision=config["embedding_precision"],
+    )
+    assert new == 0, "the build embedded every text; the cache must hold them"
+    return docs, vectors
+
+
+def _silhouette(vectors: np.ndarray, labels: np.ndarray) -> float:
+    from sklearn.metrics import silhouette_score
+
+    keep = np.flatnonzero(labels != "-1")
+    if len(set(labels[keep].tolist())) < 2:
+        return float("nan")
+    rng = np.random.default_rng(0)
+    sample = rng.choice(keep, size=min(SILHOUETTE_SAMPLE, len(keep)), replace=False)
+    return round(float(silhouette_score(vectors[sample], labels[sample], metric="cosine")), 4)
+
+
+def _ours(run, vectors: np.ndarray) -> dict:
+    from explorer.view.store import level_ids
+
+    papers, nodes = run.table("papers"), run.table("nodes")
+    leaf = level_ids(papers, "subtopic").astype(str).to_numpy()
+    levels = run.manifest["counts"]["levels"]
+    leaves = nodes[nodes["node_id"].isin(set(leaf) - {"-1"})]
+    picked = random.Random(0).sample(sorted(leaves["node_id"]), min(10, len(leaves)))
+    label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
+    return {
+        "papers": len(papers),
+        "areas": levels["areas"],
+        "topics": levels["topics"],
+        "subtopics": levels["subtopics"],
+        "leaves": len(leaves),
+        "largest_leaf_share": levels["largest_leaf_share"],
+        "outlier_share": run.manifest["counts"]["outlier_share"],
+        "silhouette": _silhouette(vectors, leaf),
+        "random_leaf_labels": [f"{n}: {label[n]}" for n in picked],
+        "seconds": round(sum(run.manifest["timings"].values()), 1),
+    }
+
+
+def _stock(docs: list[str], vectors: np.ndarray) -> tuple[dict, np.ndarray, object]:
+    import time
+
+    from bertopic import BERTopic
+
+    start = time.perf_counter()
+    model = BERTopic()
+    topics, _ = model.fit_transform(docs, vectors)
+    topics = np.asarray(topics)
+    real = topics[topics != -1]
+    sizes = np.bincount(real) if len(real) else np.array([0])
+    return (
+        {
+            "topics": int(len(set(real.tolist()))),
+            "largest_topic_share": round(float(sizes.max() / len(topics)), 4),
+            "outlier_share": round(float((topics == -1).mean()), 4),
+            "silhouette": _silhouette(vectors, topics.astype(str)),
+            "seconds": round(time.perf_counter() - start, 1),
+        },
+        topics,
+        model,
+    )
+
+
+def _words(text: str) -> set[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return {w for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS}
+
+
+def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
+    """Share of WWW papers whose author keywords share a word with their leaf's label."""
+    from explorer.view.store import level_ids
+
+    keywords = {}
+    for entry in json.loads((PAPERLISTS / "www" / "www2025.json").read_text()):
+        text = entry.get("keywords") or ""
+        text = "; ".join(text) if isinstance(text, list) else str(text)
+        keywords[str(entry.get("title", "")).strip().lower()] = _words(text)
+    papers, nodes = run.table("papers"), run.table("nodes")
+    label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
+    leaf = level_ids(papers, "subtopic").astype(str)
+    ours = stock = total = 0
+    for i, (title, node) in enumerate(zip(papers["title"], leaf, strict=True)):
+        words = keywords.get(str(title).strip().lower())
+        if not words:
+            continue
+        total += 1
+        ours += bool(words & _words(label.get(node, "")))
+        stock_words = " ".join(w for w, _ in (model.get_topic(int(topics[i])) or []))
+        stock += bool(words & _words(stock_words))
+    return {
+        "papers_with_keywords": total,
+        "ours_share": round(ours / max(total, 1), 4),
+        "stock_share": round(stock / max(total, 1), 4),
+    }
+
+
+def main() -> None:
+    require_shared(PAPERLISTS)
+    cache = WORK / "quality"  # kept between runs: the embeddings are computed once
+    cache.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for name, inputs in {**CORPORA, "www": WWW}.items():
+        print(f"Quality: {name}…", flush=True)
+        run = _build(cache, f"q-{name}", inputs)
+        docs, vectors = _vectors(run, cache)
+        ours = _ours(run, vectors)
+        stock, topics, model = _stock(docs, vectors)
+        entry = {
+            "ours": ours,
+            "stock": stock,
+            "leaf_target_met": ours["largest_leaf_share"] <= LEAF_TARGET,
+            "outlier_target_met": ours["outlier_share"] <= OUTLIER_TARGET,
+        }
+        if name == "www":
+            entry["author_keywords"] = _keyword_agreement(run, topics, model)
+        results[name] = entry
+        print(json.dumps(entry, indent=1), flush=True)
+    write_results("quality", {"corpora": results})
+
+
+if __name__ == "__main__":
+    main()
