@@ -25,7 +25,8 @@ from explorer.errors import ArtifactError, InputError
 
 # 2: unit-length paper embeddings for semantic search; 3: levels (nodes table, paper paths)
 SCHEMA_VERSION = 3
-# topic_id of papers that belong to no topic, in every table; OUTLIER_ID in string id columns.
+# The topic of papers that belong to no topic: OUTLIER inside the build, OUTLIER_ID (text, as
+# every id column of the artifacts holds ids) in the tables.
 OUTLIER = -1
 OUTLIER_ID = "-1"
 OUTLIER_LABEL = "Outliers"

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
+from explorer.artifacts import OUTLIER_ID
 from explorer.view import charts
 from explorer.view.map_layout import node_colors
-from explorer.view.store import OUTLIER, available_levels, node_table, topic_name, topic_table
+from explorer.view.store import available_levels, node_table, topic_name, topic_table
 from explorer.view.text import md, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import current
@@ -23,7 +24,7 @@ ABSTRACT_PREVIEW_CHARS = 220
 
 data = current()
 topics = data.topics
-real = topics[topics["topic_id"] != OUTLIER]
+real = topics[topics["topic_id"] != OUTLIER_ID]
 
 st.title("Topics")
 level = level_picker(data)
@@ -40,7 +41,7 @@ st.download_button(
     mime="text/csv",
 )
 
-ids = [int(t) for t in real["topic_id"]]
+ids = real["topic_id"].tolist()  # text ids, in numeric order (the table's)
 topic = query_select("Topic", ids, state.TOPIC_DETAIL, format_func=topic_name(topics)) or ids[0]
 row = topics[topics["topic_id"] == topic].iloc[0]
 members = data.papers[data.papers["topic_id"] == topic]
@@ -51,7 +52,7 @@ area = str(row["area_id"])
 if "area" in available_levels(data.nodes) and area in nodes.index:
     st.markdown(md_format("**Area {id}:** {label}", id=area, label=nodes.loc[area, "long_label"]))
 st.markdown(md_format("**Label phrases:** {label}", label=row["long_label"]))
-subtopics = data.nodes[data.nodes["parent_id"] == str(topic)]
+subtopics = data.nodes[data.nodes["parent_id"] == topic]
 if len(subtopics):
     st.markdown(md_format("**{n} subtopics**", n=len(subtopics)))
     st.dataframe(
@@ -83,7 +84,8 @@ with right:
         parent = row["parent_id"]
         node = hierarchy[hierarchy["parent_id"] == parent]
         if len(node):
-            siblings = [t for t in node.iloc[0]["topics"] if t != topic]
+            # The merge tree counts topics as numbers; the tables hold them as text.
+            siblings = [str(t) for t in node.iloc[0]["topics"] if str(t) != topic]
             st.markdown("**In the hierarchy**")
             st.text(
                 f"Parent: {node.iloc[0]['parent_label']} (merges topics {', '.join(map(str, node.iloc[0]['topics']))})"

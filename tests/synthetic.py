@@ -137,10 +137,11 @@ def write_synthetic_run(
             "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
         }
     )
+    as_text = {"topic_id": lambda frame: frame["topic_id"].astype(str)}  # as the build stores
     tables = {
-        "papers": papers,
-        "topics": topics,
-        "doc_topics": doc_topics,
+        "papers": papers.assign(**as_text),
+        "topics": topics.assign(**as_text),
+        "doc_topics": doc_topics.assign(**as_text),
         "neighbors": neighbors,
         "hierarchy": summarise.hierarchy_table(None, [], 1),
         "keywords": summarise.keyword_stats(matrix, vocabulary, papers),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER, OUTLIER_ID
+from explorer.artifacts import OUTLIER_ID
 from explorer.build.levels import SPLIT_SHARE, build_levels, cut_areas
 
 
@@ -70,7 +70,7 @@ def test_seed_build_paths_are_complete_and_sizes_add_up(seed_run):
     assert (
         papers["area_id"].map(type).eq(str).all() and papers["subtopic_id"].map(type).eq(str).all()
     )
-    real = papers["topic_id"] != OUTLIER
+    real = papers["topic_id"] != OUTLIER_ID
     assert (papers.loc[~real, "area_id"] == OUTLIER_ID).all()
     assert (papers.loc[~real, "subtopic_id"] == "").all()
     by_id = nodes.set_index("node_id")
@@ -88,7 +88,7 @@ def test_seed_build_paths_are_complete_and_sizes_add_up(seed_run):
             assert node.parent_id in by_id.index
     counts = seed_run.manifest["counts"]["levels"]
     assert counts["topics"] == int((nodes["level"] == "topic").sum())
-    leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"].astype(str))
+    leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"])
     assert counts["largest_leaf_share"] == round(leaf[real].value_counts().max() / len(papers), 4)
     assert isinstance(pd.read_parquet(seed_run.path / "nodes.parquet")["node_id"].iloc[0], str)
     assert SPLIT_SHARE == 0.05

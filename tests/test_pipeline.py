@@ -47,8 +47,10 @@ def test_seed_tables_are_consistent(seed_run):
     papers, topics = seed_run.table("papers"), seed_run.table("topics")
     assert papers["paper_id"].is_unique and len(papers) == 38
     assert papers["title_derived"].all() and (papers["venue"] == "ICML").all()
-    real = topics[topics.topic_id >= 0]
-    assert real["size"].sum() + (papers.topic_id == -1).sum() == 38
+    assert papers["topic_id"].map(type).eq(str).all()  # ids are text in every table
+    assert topics["topic_id"].map(type).eq(str).all()
+    real = topics[topics.topic_id != "-1"]
+    assert real["size"].sum() + (papers.topic_id == "-1").sum() == 38
     assert all(len(k) > 0 for k in real["keywords"]) and real["label"].str.len().gt(0).all()
     assert set(papers["topic_id"]) <= set(topics["topic_id"])
     neighbors = seed_run.table("neighbors")

@@ -21,7 +21,7 @@ def papers():
             "venue": ["ICML", "ICML", "NeurIPS", "NeurIPS"],
             "year": pd.array([2019, 2020, 2020, None], dtype="Int64"),
             "status": ["Oral", "Poster", "Poster", ""],
-            "topic_id": [0, 1, 0, -1],
+            "topic_id": ["0", "1", "0", "-1"],
             "area_id": ["A0", "A1", "A0", "-1"],
             "subtopic_id": ["0.0", "", "0.1", ""],
             "probability": [0.9, 0.5, 0.7, 0.0],
@@ -63,9 +63,11 @@ def test_selection_to_ids_reads_customdata_and_drops_hidden():
 
 
 def test_topic_mix_counts_and_shares():
-    topics = pd.DataFrame({"topic_id": [-1, 0, 1], "label": ["Outliers", "graphs", "bandits"]})
+    topics = pd.DataFrame(
+        {"topic_id": ["-1", "0", "1"], "label": ["Outliers", "graphs", "bandits"]}
+    )
     mix = topic_mix(papers(), topics)
-    assert mix[["topic_id", "papers"]].values.tolist() == [[0, 2], [-1, 1], [1, 1]]
+    assert mix[["topic_id", "papers"]].values.tolist() == [["0", 2], ["-1", 1], ["1", 1]]
     assert mix["share"].sum() == 1.0
 
 
@@ -130,7 +132,7 @@ def test_node_trend_shares_per_year_at_any_level():
     papers = pd.DataFrame(
         {
             "year": pd.array([2019, 2019, 2019, 2019, 2020, 2020, 2020, 2020], dtype="Int64"),
-            "topic_id": [0, 0, 0, 1, 0, 0, 0, 0],
+            "topic_id": ["0", "0", "0", "1", "0", "0", "0", "0"],
             "area_id": ["A0"] * 8,
             "subtopic_id": ["0.0", "0.0", "0.1", "", "0.0", "0.0", "0.1", "0.1"],
         }

@@ -44,7 +44,8 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 #   1: canonical paper order, order-free dedupe, TeX text commands dropped, weights in keys
 #   2: areas and subtopics, phrase labels
 #   3: labels: plural and singular never both, longer phrases replace what they extend
-PIPELINE_VERSION = 3
+#   4: topic ids stored as text in papers, topics and doc_topics
+PIPELINE_VERSION = 4
 # Packages whose upgrade can change topics, labels or vectors: their versions are in the run id.
 MODEL_PACKAGES = (
     "bertopic", "umap-learn", "hdbscan", "scikit-learn", "sentence-transformers",
@@ -367,8 +368,8 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
 def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]:
     """Nodes per level, whether areas are a level of their own, and the largest leaf's share
     (a leaf: a subtopic, or a topic without subtopics; outliers are no leaf)."""
-    real = papers["topic_id"] != artifacts.OUTLIER
-    leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"].astype(str))
+    real = papers["topic_id"] != artifacts.OUTLIER_ID
+    leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"])
     sizes = leaf[real].value_counts()
     count = nodes["level"].value_counts()
     return {
@@ -390,7 +391,7 @@ def _manifest(
 ) -> dict:
     papers: pd.DataFrame = summary.tables["papers"]
     n_papers, n_topics = len(papers), summary.n_topics
-    n_outliers = int((papers["topic_id"] == artifacts.OUTLIER).sum())
+    n_outliers = int((papers["topic_id"] == artifacts.OUTLIER_ID).sum())
     messages = []
     if n_topics < 2:
         messages.append(

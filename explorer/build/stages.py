@@ -126,9 +126,9 @@ def summarise(
     papers["x"], papers["y"] = coords[:, 0], coords[:, 1]
     matrix, vocabulary = S.document_terms(docs, min_df=plan.params.min_df)
     tables = {
-        "papers": papers,
-        "topics": topics,
-        "doc_topics": doc_topics,
+        "papers": _string_ids(papers),
+        "topics": _string_ids(topics),
+        "doc_topics": _string_ids(doc_topics),
         "neighbors": S.similar_papers(graph, ids),
         "hierarchy": hierarchy,
         "keywords": S.keyword_stats(matrix, vocabulary, papers),
@@ -171,6 +171,12 @@ def _with_phrase_labels(topics: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFra
     topics["area_id"] = artifacts.OUTLIER_ID
     topics.loc[real, "area_id"] = by_id.loc[keys[real], "parent_id"].to_numpy()
     return topics
+
+
+def _string_ids(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with topic ids as text ("12", OUTLIER_ID), as every artifact holds ids, so
+    no reader turns a subtopic "12.10" or a topic id into a number."""
+    return frame.assign(topic_id=frame["topic_id"].astype(int).astype(str))
 
 
 def _add_paths(

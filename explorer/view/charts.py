@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.artifacts import OUTLIER, OUTLIER_ID
+from explorer.artifacts import OUTLIER_ID
 from explorer.view.map_layout import FONT, OUTLIER_COLOR, Label, place_labels
 from explorer.view.store import available_levels, node_name, nodes_at
 from explorer.view.text import plot as esc
@@ -238,7 +238,7 @@ def hierarchy_sunburst(nodes: pd.DataFrame, colors: dict[str, str]) -> go.Figure
 
 def intertopic_map(topics: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
     """Topics as circles sized by papers, placed so distance follows embedding dissimilarity."""
-    real = topics[topics["topic_id"] != OUTLIER]
+    real = topics[topics["topic_id"] != OUTLIER_ID]
     fig = go.Figure(
         go.Scatter(
             x=real["dist_x"],
@@ -267,7 +267,10 @@ def intertopic_map(topics: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
 
 
 def similarity_heatmap(similarity: np.ndarray, topics: pd.DataFrame) -> go.Figure:
-    real = topics[topics["topic_id"] != OUTLIER].sort_values("topic_id")
+    # Rows of `similarity` follow the topics in numeric order.
+    real = topics[topics["topic_id"] != OUTLIER_ID].sort_values(
+        "topic_id", key=lambda ids: ids.astype(int)
+    )
     names = [
         esc(f"{t}: {shorten(lbl, 25)}")
         for t, lbl in zip(real["topic_id"], real["label"], strict=True)
@@ -390,7 +393,7 @@ def paper_in_topic(papers: pd.DataFrame, paper_id: str, colors: dict[str, str]) 
     """A small map of one topic's papers with the given paper highlighted."""
     this = papers[papers["paper_id"] == paper_id]
     others = papers[papers["paper_id"] != paper_id]
-    topic = int(this["topic_id"].iloc[0]) if len(this) else OUTLIER
+    topic = str(this["topic_id"].iloc[0]) if len(this) else OUTLIER_ID
     fig = go.Figure(
         [
             go.Scattergl(

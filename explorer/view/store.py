@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER, OUTLIER_ID, OUTLIER_LABEL
+from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL
 
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
@@ -127,7 +127,7 @@ def filter_mask(papers: pd.DataFrame, filters: Filters) -> np.ndarray:
             | papers["subtopic_id"].isin(chosen)
         ).to_numpy()
     if not filters.show_outliers:
-        mask &= (papers["topic_id"] != OUTLIER).to_numpy()
+        mask &= (papers["topic_id"] != OUTLIER_ID).to_numpy()
     if filters.statuses:
         mask &= papers["status"].isin(filters.statuses).to_numpy()
     if filters.venues:
@@ -238,7 +238,7 @@ def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
 def topic_table(topics: pd.DataFrame) -> pd.DataFrame:
     """The topics page's sortable table: one row per topic, keywords joined for reading."""
     table = topics.loc[
-        topics["topic_id"] != OUTLIER,
+        topics["topic_id"] != OUTLIER_ID,
         ["topic_id", "area_id", "long_label", "size", "share", "keywords"],
     ].rename(columns={"long_label": "label"})
     table["keywords"] = [", ".join(k) for k in table["keywords"]]

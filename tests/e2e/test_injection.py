@@ -123,7 +123,7 @@ def hostile_cache(seed_cache, tmp_path_factory):
     papers = run.table("papers")
     hostile = papers[papers["abstract"] == VALUES["abstract"]]
     assert len(hostile) == 1 and (papers["title"] == VALUES["title"]).sum() == 2
-    return cache, str(hostile["paper_id"].iloc[0]), int(hostile["topic_id"].iloc[0])
+    return cache, str(hostile["paper_id"].iloc[0]), str(hostile["topic_id"].iloc[0])
 
 
 @pytest.fixture(scope="module")
