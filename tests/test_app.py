@@ -263,6 +263,7 @@ def test_semantic_search_ranks_and_shares_via_url(app, seed_run):
     assert set(results["title"].head(3)) & set(spiking)
     assert at.text_input(key="ask").value == "spiking neural networks"
     assert "Keyword (TF-IDF) ranking" not in texts(at) + "".join(shown(i.value) for i in at.info)
+    assert "(score: cosine similarity)" in texts(at)
 
 
 def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run, monkeypatch):
@@ -276,6 +277,8 @@ def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run,
     name = node_name(seed_run.table("nodes"))(topic)  # the URL holds the picker's label
     at = run_page(app, "topic_map", ask="neural processes risk", topics=name)
     assert any("Keyword (TF-IDF) ranking" in shown(i.value) for i in at.info)
+    assert "(score: TF-IDF match, not semantic)" in texts(at)
+    assert "cosine similarity" not in texts(at)
     results = at.dataframe[-1].value
     allowed = set(papers.loc[papers["topic_id"] == topic, "title"])
     assert len(results) >= 1 and set(results["title"]) <= allowed

@@ -19,6 +19,7 @@ from explorer.view.ui.data import RunData, per_run
 from explorer.view.ui.widgets import paper_table
 
 RESULTS = 50
+SCORE_KINDS = {"semantic": "cosine similarity", "tf-idf": "TF-IDF match, not semantic"}
 
 
 @st.cache_resource(show_spinner="Loading the embedding model (first query only)…", max_entries=2)
@@ -81,6 +82,7 @@ def search_box(data: RunData, shown: pd.DataFrame) -> pd.DataFrame | None:
     found = data.papers.loc[best].assign(score=ranked[best].astype(np.float32))
     if how == "tf-idf":
         found = found[found["score"] > 0]
+    found.attrs["score_kind"] = SCORE_KINDS[how]  # the table says which score it shows
     return found
 
 
@@ -88,7 +90,9 @@ def results_table(found: pd.DataFrame, *, data: RunData, key: str) -> None:
     """The ranked matches, best first, with their score; text only, never HTML."""
     st.caption(
         md_format(
-            "{n} best matches among the filtered papers (score: cosine similarity).", n=len(found)
+            "{n} best matches among the filtered papers (score: {kind}).",
+            n=len(found),
+            kind=found.attrs.get("score_kind", SCORE_KINDS["semantic"]),
         )
     )
     columns = ("score", "title", "authors", "venue", "year", "topic_label")
