@@ -145,7 +145,8 @@ def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
             continue
         total += 1
         ours += bool(words & _words(label.get(node, "")))
-        stock_words = " ".join(w for w, _ in (model.get_topic(int(topics[i])) or []))
+        topic = int(topics[i])  # stock's outliers (-1) get no topic words: no credit
+        stock_words = " ".join(w for w, _ in (model.get_topic(topic) or [])) if topic >= 0 else ""
         stock += bool(words & _words(stock_words))
     return {
         "papers_with_keywords": total,

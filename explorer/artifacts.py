@@ -31,6 +31,13 @@ OUTLIER = -1
 OUTLIER_ID = "-1"
 OUTLIER_LABEL = "Outliers"
 LEVELS = ("area", "topic", "subtopic")
+
+
+def id_order(node_id: str) -> tuple[int, ...]:
+    """Sort key of node ids in numeric order: "A2" < "A10", "12.9" < "12.10", "-1" first."""
+    return tuple(int(part) for part in str(node_id).lstrip("A").split("."))
+
+
 MANIFEST = "manifest.json"
 LATEST = "latest"
 MODEL_DIR = "model"

@@ -5,7 +5,7 @@ import streamlit as st
 
 from explorer.view import charts
 from explorer.view.map_layout import node_colors
-from explorer.view.store import class_counts, nodes_at
+from explorer.view.store import class_counts, largest_topic_of, nodes_at
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import current
 from explorer.view.ui.router import ensure_router
@@ -53,7 +53,8 @@ with left:
     points = event.selection.points if event else []
     if points:
         node = str(points[0]["customdata"][0])
-        target = {"level": "area"} if node.startswith("A") else {"topic": node.split(".")[0]}
+        topic = largest_topic_of(data.nodes, node) if node.startswith("A") else node.split(".")[0]
+        target = {"level": level, "topic": topic}
         st.query_params.clear()
         st.switch_page("pages/topics.py", query_params={**target, "corpus": data.corpus})
 with right:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from explorer.artifacts import OUTLIER_ID
+from explorer.artifacts import OUTLIER_ID, id_order
 from explorer.view import charts
 from explorer.view.map_layout import node_colors
 from explorer.view.store import available_levels, node_table, topic_name, topic_table
@@ -95,7 +95,9 @@ with right:
 
 st.markdown("**Papers in this topic**")
 paper_table(
-    members.sort_values(["subtopic_id", "probability"], ascending=[True, False]),
+    members.assign(
+        order=members["subtopic_id"].map(lambda s: id_order(s) if s else ())
+    ).sort_values(["order", "probability"], ascending=[True, False]),
     data=data,
     key="topic_papers",
     height=300,

@@ -113,7 +113,9 @@ with over_time:
         if picked_topics:
             trend = per_run(data, _node_trend, level, "year", tuple(picked_topics))
             st.plotly_chart(
-                charts.trend_lines(trend, series="label", value_col=value_col, title="Topics"),
+                charts.trend_lines(
+                    trend, series="label", value_col=value_col, title=LEVEL_NAMES[level]
+                ),
                 key="tp_time",
             )
 

@@ -37,7 +37,6 @@ def _synthetic_levels(
         area_of_topic={t: f"A{t % 6}" for t in present},
         subtopic=subtopic,
         unsplit={},
-        has_areas=True,
     )
     node_rows, parent_of = summarise.node_members(labels, levels)
     names = {n: NodeLabel(f"node {n}", f"node {n} long", (f"node {n}",)) for n in node_rows}

@@ -108,3 +108,17 @@ def test_map_labels_never_overlap_and_areas_come_first():
         assert a[0] >= 0 and a[1] >= 0 and a[2] <= 900 and a[3] <= 640
         for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
+
+
+def test_ids_sort_numerically_and_degenerate_maps_place_no_labels():
+    import pandas as pd
+
+    from explorer.artifacts import id_order
+    from explorer.view.charts import map_extent
+    from explorer.view.map_layout import Label, place_labels
+
+    assert sorted(["3.10", "3.2", "12", "-1"], key=id_order) == ["-1", "3.2", "3.10", "12"]
+    assert sorted(["A10", "A2"], key=id_order) == ["A2", "A10"]
+    (x0, x1), (y0, y1) = map_extent(pd.DataFrame({"x": [1e9], "y": [-3.0]}))
+    assert x1 > x0 and y1 > y0  # one paper far from 0 still gets a plot
+    assert place_labels([Label(1.0, 1.0, "a", "topic")], (1.0, 1.0), (0.0, 1.0)) == []

@@ -108,8 +108,11 @@ def test_cli_info_export_list(seed_cache, tmp_path, capsys):
     assert info["documents"] == 38 and info["topics"] >= 2 and "topics" in info["timings"]
     out = tmp_path / "seed.csv"
     assert main(["--cache-dir", str(seed_cache), "export", "seed", "--out", str(out)]) == 0
-    frame = pd.read_csv(out)
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert tuple(frame.columns) == EXPORT_COLUMNS and len(frame) == 38
+    # 6 topics: no area level, so no stand-in areas in the export or the levels line.
+    assert (frame["area_id"] == "").all() and info["levels"]["areas"] == 0
+    assert set(frame["topic_id"]) <= {str(t) for t in range(-1, 40)}
     capsys.readouterr()
     assert main(["--cache-dir", str(seed_cache), "list"]) == 0
     assert capsys.readouterr().out.startswith("seed\t")

@@ -31,7 +31,6 @@ SPLIT_SHARE = 0.05
 HETEROGENEOUS_MIN_SIZE = 60
 MIN_TOPICS_FOR_AREAS = 8
 AREA_RANGE = (5, 15)
-OUTLIER_ID = str(OUTLIER)
 
 
 @dataclass(frozen=True)
@@ -41,11 +40,6 @@ class Levels:
     area_of_topic: dict[int, str]  # topic id -> area id
     subtopic: np.ndarray  # per paper: subtopic id, or "" where its topic is not split
     unsplit: dict[int, str]  # topic id -> why it has no subtopics (only for topics considered)
-    has_areas: bool
-
-
-def topic_id_str(topic: int) -> str:
-    return str(int(topic))
 
 
 def cut_areas(topic_centroids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -148,7 +142,7 @@ def build_levels(
     topics = np.array(sorted(t for t in set(labels.tolist()) if t != OUTLIER))
     n = len(labels)
     if len(topics) == 0:
-        return Levels({}, np.full(n, "", dtype=object), {}, has_areas=False)
+        return Levels({}, np.full(n, "", dtype=object), {})
     topic_centroids = centroids(unit, labels, topics)
     sizes = np.array([(labels == t).sum() for t in topics])
     areas = cut_areas(topic_centroids, sizes)
@@ -182,5 +176,4 @@ def build_levels(
         area_of_topic=area_of_topic,
         subtopic=subtopic,
         unsplit=unsplit,
-        has_areas=len(topics) >= MIN_TOPICS_FOR_AREAS,
     )

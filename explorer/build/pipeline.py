@@ -372,11 +372,13 @@ def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]
     leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"])
     sizes = leaf[real].value_counts()
     count = nodes["level"].value_counts()
+    # With too few topics each topic stands in as its own area: that is no area level.
+    has_areas = bool(count.get("area", 0) < count.get("topic", 0))
     return {
-        "areas": int(count.get("area", 0)),
+        "areas": int(count.get("area", 0)) if has_areas else 0,
         "topics": int(count.get("topic", 0)),
         "subtopics": int(count.get("subtopic", 0)),
-        "has_areas": bool(count.get("area", 0) < count.get("topic", 0)),
+        "has_areas": has_areas,
         "largest_leaf_share": round(float(sizes.max() / len(papers)), 4) if len(sizes) else 0.0,
     }
 

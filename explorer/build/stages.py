@@ -174,8 +174,8 @@ def _with_phrase_labels(topics: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFra
 
 
 def _string_ids(frame: pd.DataFrame) -> pd.DataFrame:
-    """The table with topic ids as text ("12", OUTLIER_ID), as every artifact holds ids, so
-    no reader turns a subtopic "12.10" or a topic id into a number."""
+    """The table with topic ids as text ("12", OUTLIER_ID), as node ids are, so no reader
+    turns an id into a number (the merge tree's node ids in `hierarchy` stay integers)."""
     return frame.assign(topic_id=frame["topic_id"].astype(int).astype(str))
 
 

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_LABEL
+from explorer.artifacts import OUTLIER_LABEL, id_order
 from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import OUTLIER, TopicFit, make_vectorizer
@@ -205,19 +205,14 @@ def node_members(
     members: dict[str, np.ndarray] = {}
     parent_of: dict[str, str | None] = {}
     area_of = np.array([levels.area_of_topic.get(int(t), "") for t in labels], dtype=object)
-    for area in sorted(set(levels.area_of_topic.values()), key=lambda a: int(a[1:])):
+    for area in sorted(set(levels.area_of_topic.values()), key=id_order):
         members[area], parent_of[area] = np.flatnonzero(area_of == area), None
     for topic, area in sorted(levels.area_of_topic.items()):
         members[str(topic)], parent_of[str(topic)] = np.flatnonzero(labels == topic), area
-    for sub in sorted(set(levels.subtopic.tolist()) - {""}, key=_id_key):
+    for sub in sorted(set(levels.subtopic.tolist()) - {""}, key=id_order):
         members[sub] = np.flatnonzero(levels.subtopic == sub)
         parent_of[sub] = sub.split(".")[0]
     return members, parent_of
-
-
-def _id_key(node_id: str) -> tuple[int, ...]:
-    """Numeric order of "12.3" style ids (12.10 after 12.9)."""
-    return tuple(int(part) for part in node_id.lstrip("A").split("."))
 
 
 def node_table(

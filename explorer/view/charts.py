@@ -132,7 +132,8 @@ def map_extent(papers: pd.DataFrame) -> tuple[tuple[float, float], tuple[float, 
     out = []
     for axis in ("x", "y"):
         low, high = float(papers[axis].min()), float(papers[axis].max())
-        pad = max(high - low, 1e-6) * 0.03
+        # Relative to the values too, so a single paper far from 0 still gets a width.
+        pad = max(high - low, abs(high) * 1e-6, 1e-6) * 0.03
         out.append((low - pad, high + pad))
     return out[0], out[1]
 

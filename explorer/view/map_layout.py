@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID
+from explorer.artifacts import OUTLIER_ID, id_order
 
 OUTLIER_COLOR = "#b8b8b8"
 # The plot size the labels are fitted to: a 1400-px-wide window with the sidebar open
@@ -60,7 +60,7 @@ def _shade(color: str, delta: float) -> str:
 
 
 def _numeric(ids: pd.Series) -> pd.Series:
-    return ids.map(lambda n: tuple(int(p) for p in str(n).lstrip("A").split(".")))
+    return ids.map(id_order)
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,8 @@ def place_labels(
     above, below, left and right of it, then diagonally; a label that fits nowhere is left
     out.
     """
+    if x_range[1] <= x_range[0] or y_range[1] <= y_range[0]:
+        return []  # nothing to place labels in
     placed: list[tuple[float, float, float, float]] = []
     out = []
     for label in candidates:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL
+from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL, id_order
 
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
@@ -20,7 +20,8 @@ EXPORT_COLUMNS = (
 
 
 def topic_name(topics: pd.DataFrame):
-    """`id: label`, the one way a topic is named in pickers, URLs and chart legends."""
+    """`id: label` of a topic, for the Topics page's topic picker (`node_name` names nodes of
+    every level elsewhere)."""
     labels = dict(zip(topics["topic_id"], topics["label"], strict=True))
     return lambda t: f"{t}: {labels.get(t, '?')}"
 
@@ -65,6 +66,12 @@ def nodes_at(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
     return nodes[(nodes["level"] == "subtopic") | leaf_topics]
 
 
+def largest_topic_of(nodes: pd.DataFrame, area: str) -> str:
+    """The largest topic of an area (what a click on the area opens)."""
+    topics = nodes[(nodes["level"] == "topic") & (nodes["parent_id"] == area)]
+    return str(topics.sort_values("size", ascending=False, kind="stable")["node_id"].iloc[0])
+
+
 def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
     """One row per paper with the columns `explorer export` promises, in that order: the
     original eleven, then the paper's area and subtopic (ids as text, short labels;
@@ -73,6 +80,8 @@ def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
     frame = papers.loc[:, list(EXPORT_COLUMNS[:11])].reset_index(drop=True)
     frame["area_id"] = papers["area_id"].astype(str).to_numpy()
     frame["area_label"] = [label.get(a, OUTLIER_LABEL) for a in frame["area_id"]]
+    if "area" not in available_levels(nodes):  # each topic its own area: no area level
+        frame["area_id"], frame["area_label"] = "", ""
     frame["subtopic_id"] = papers["subtopic_id"].astype(str).to_numpy()
     frame["subtopic_label"] = [label.get(n, "") for n in frame["subtopic_id"]]
     return frame
@@ -236,7 +245,7 @@ def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
 
 
 def topic_table(topics: pd.DataFrame) -> pd.DataFrame:
-    """The topics page's sortable table: one row per topic, keywords joined for reading."""
+    """The Topics page's CSV download: one row per topic, long label, keywords joined."""
     table = topics.loc[
         topics["topic_id"] != OUTLIER_ID,
         ["topic_id", "area_id", "long_label", "size", "share", "keywords"],
@@ -291,7 +300,7 @@ def node_trend(
     values = papers[dimension].astype("string").fillna("")
     keep = (values != "").to_numpy()
     sizes = values[keep].value_counts().sort_index()
-    wanted = list(node_ids) if node_ids else sorted(set(groups) - {OUTLIER_ID}, key=_id_order)
+    wanted = list(node_ids) if node_ids else sorted(set(groups) - {OUTLIER_ID}, key=id_order)
     counts = (
         pd.DataFrame({"node_id": groups[keep].astype(str), "value": values[keep]})
         .groupby(["node_id", "value"])
@@ -301,12 +310,9 @@ def node_trend(
     out = counts.reindex(grid, fill_value=0).rename("papers").reset_index()
     out["class_papers"] = out["value"].map(sizes).astype(int)
     out["share"] = out["papers"] / out["class_papers"].clip(lower=1)
-    out["label"] = [node_name(nodes)(n) for n in out["node_id"]]
+    name = node_name(nodes)
+    out["label"] = [name(n) for n in out["node_id"]]
     return out
-
-
-def _id_order(node_id: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in str(node_id).lstrip("A").split("."))
 
 
 def rising_terms(

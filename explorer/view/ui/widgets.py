@@ -37,7 +37,8 @@ def filter_sidebar(data: RunData) -> Filters:
     papers = data.papers
     with st.sidebar:
         st.subheader("Filters")
-        node_ids = data.nodes["node_id"].tolist()  # areas, then topics, then subtopics
+        levels = available_levels(data.nodes)  # no stand-in areas for small corpora
+        node_ids = data.nodes.loc[data.nodes["level"].isin(levels), "node_id"].tolist()
         name = node_name(data.nodes)
         warn_unknown(state.TOPICS, [name(n) for n in node_ids])
         topics = st.multiselect(
