@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,23 @@ def start_server(
         pytest.fail("streamlit did not become healthy: " + proc.stderr.read().decode()[-2000:])
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return proc, url
+
+
+@contextlib.contextmanager
+def page_served(browser, cache: Path, path: str) -> Iterator:
+    """A page of a fresh server on `cache`, loaded at `path` (1400x1000), checked for
+    exceptions; server and browser context are closed afterwards."""
+    proc, url = start_server(cache)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(f"{url}/{path}")
+        wait_for_app(page)
+        no_exception(page)
+        yield page
+    finally:
+        context.close()
+        stop_server(proc)
 
 
 def stop_server(proc: subprocess.Popen) -> None:

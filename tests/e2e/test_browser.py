@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from tests.e2e.conftest import ARTIFACTS, no_exception, start_server, stop_server, wait_for_app
+from tests.e2e.conftest import ARTIFACTS, no_exception, page_served, wait_for_app
 from tests.synthetic import write_synthetic_run
 
 pytestmark = pytest.mark.e2e
@@ -73,17 +73,8 @@ def test_deep_link_on_a_fresh_server_goes_through_the_router(fresh_server, page)
 
 def test_map_draws_50k_points(tmp_path, browser):
     write_synthetic_run(tmp_path, "big", 50_000)
-    proc, url = start_server(tmp_path)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        page = context.new_page()
-        page.goto(f"{url}/topic_map")
-        wait_for_app(page)
-        no_exception(page)
+    with page_served(browser, tmp_path, "topic_map") as page:
         assert _map_pixels(page, "topic_map_50k_plot_area", settle_ms=3000) > 5000
-    finally:
-        context.close()
-        stop_server(proc)
 
 
 def _shown(page) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import SHARED
-from tests.e2e.conftest import ARTIFACTS, no_exception, start_server, stop_server, wait_for_app
+from tests.e2e.conftest import ARTIFACTS, page_served
 
 pytestmark = pytest.mark.e2e
 ICML = SHARED / "paperlists" / "icml"
@@ -42,19 +42,10 @@ def test_area_and_topic_labels_are_drawn_without_overlaps(icml_cache, browser):
     nodes = run.table("nodes")
     n_areas = int((nodes["level"] == "area").sum())
     assert n_areas >= 5
-    proc, url = start_server(cache)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        page = context.new_page()
-        page.goto(f"{url}/topic_map?level=topic")
-        wait_for_app(page)
-        no_exception(page)
+    with page_served(browser, cache, "topic_map?level=topic") as page:
         page.locator(".js-plotly-plot g.annotation").first.wait_for(timeout=30_000)
         labels = page.evaluate(FONT_SIZES_JS)
         page.screenshot(path=str(ARTIFACTS / "map_labels_icml.png"), full_page=True)
-    finally:
-        context.close()
-        stop_server(proc)
     areas = [label for label in labels if label["size"] >= 15]
     topics = [label for label in labels if label["size"] < 15]
     assert len(areas) == n_areas, [a["text"] for a in areas]
