@@ -4,10 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.map_layout import node_colors
 from explorer.view.store import class_counts, largest_topic_of, nodes_at
 from explorer.view.text import md, md_format
-from explorer.view.ui.data import current
+from explorer.view.ui.data import colors, current
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.widgets import LEVEL_NAMES, level_picker
 
@@ -45,7 +44,7 @@ with left:
     st.subheader(md_format("{level} by size", level=LEVEL_NAMES[level]))
     st.caption("Click a bar to open it on the Topics page.")
     event = st.plotly_chart(
-        charts.node_sizes(nodes_at(data.nodes, level), node_colors(data.nodes)),
+        charts.node_sizes(nodes_at(data.nodes, level), colors(data)),
         on_select="rerun",
         selection_mode="points",
         key="sizes",

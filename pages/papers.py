@@ -4,20 +4,15 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.map_layout import node_colors
 from explorer.view.store import export_frame, filter_papers
 from explorer.view.text import md, md_format
 from explorer.view.ui import state
-from explorer.view.ui.data import current, per_run
+from explorer.view.ui.data import colors, current, per_run
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.search import results_table, search_box
 from explorer.view.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
 
 ensure_router()
-
-
-def _colors(data):
-    return node_colors(data.nodes)
 
 
 def _lookup(data):
@@ -70,9 +65,7 @@ if paper_id:
     left, right = st.columns([3, 2])
     left.dataframe(dist[["rank", "topic_id", "label", "score"]], hide_index=True)
     same_topic = data.papers[data.papers["topic_id"] == paper["topic_id"]]
-    right.plotly_chart(
-        charts.paper_in_topic(same_topic, paper_id, per_run(data, _colors)), key="paper_map"
-    )
+    right.plotly_chart(charts.paper_in_topic(same_topic, paper_id, colors(data)), key="paper_map")
     similar = data.neighbors[data.neighbors["paper_id"] == paper_id].merge(
         data.papers, left_on="neighbor_id", right_on="paper_id", suffixes=("_q", "")
     )

@@ -3,7 +3,6 @@
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.map_layout import node_colors
 from explorer.view.store import (
     contrast_keywords,
     filter_papers,
@@ -12,7 +11,7 @@ from explorer.view.store import (
     topic_mix,
 )
 from explorer.view.text import md_format
-from explorer.view.ui.data import current, per_run
+from explorer.view.ui.data import colors, current, per_run
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.search import results_table, search_box
 from explorer.view.ui.widgets import chart_download, filter_sidebar, level_picker, paper_table
@@ -26,10 +25,6 @@ def _hover(data):
 
 def _groups(data, level):
     return level_ids(data.papers, level)
-
-
-def _colors(data):
-    return node_colors(data.nodes)
 
 
 def _extent(data):
@@ -74,7 +69,7 @@ figure = charts.topic_map(
     per_run(data, _groups, level),
     data.nodes,
     level=level,
-    colors=per_run(data, _colors),
+    colors=colors(data),
     extent=per_run(data, _extent),
     show_labels=show_labels,
     hover=per_run(data, _hover),

@@ -4,11 +4,10 @@ import streamlit as st
 
 from explorer.artifacts import OUTLIER_ID, id_order
 from explorer.view import charts
-from explorer.view.map_layout import node_colors
 from explorer.view.store import available_levels, node_table, topic_name, topic_table
 from explorer.view.text import md, md_format, shorten
 from explorer.view.ui import state
-from explorer.view.ui.data import current
+from explorer.view.ui.data import colors, current
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.widgets import (
     TABLE_COLUMNS,
@@ -109,7 +108,7 @@ tab_tree, tab_map, tab_heat = st.tabs(
 )
 with tab_tree:
     st.caption("Click a ring to zoom into that branch; click the centre to go back.")
-    st.plotly_chart(charts.hierarchy_sunburst(data.nodes, node_colors(data.nodes)), key="tree")
+    st.plotly_chart(charts.hierarchy_sunburst(data.nodes, colors(data)), key="tree")
     links = node_links(data)
     st.dataframe(
         links,
@@ -118,6 +117,6 @@ with tab_tree:
         column_config={"open": st.column_config.LinkColumn("", display_text="open")},
     )
 with tab_map:
-    st.plotly_chart(charts.intertopic_map(topics, node_colors(data.nodes)), key="intertopic")
+    st.plotly_chart(charts.intertopic_map(topics, colors(data)), key="intertopic")
 with tab_heat:
     st.plotly_chart(charts.similarity_heatmap(data.topic_similarity, topics), key="heat")

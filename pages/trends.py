@@ -3,7 +3,6 @@
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.map_layout import node_colors
 from explorer.view.store import (
     class_values,
     keyword_trend,
@@ -15,15 +14,11 @@ from explorer.view.store import (
 )
 from explorer.view.text import md, md_format
 from explorer.view.ui import state
-from explorer.view.ui.data import current, default_keywords, per_run
+from explorer.view.ui.data import colors, current, default_keywords, per_run
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.widgets import LEVEL_NAMES, chart_download, level_picker, warn_unknown
 
 ensure_router()
-
-
-def _colors(data):
-    return node_colors(data.nodes)
 
 
 def _values(data, dimension):
@@ -176,8 +171,6 @@ with topics_time:
     if len(years) < 2:
         st.info("Topics over time need papers from at least two years.")
     else:
-        fig = charts.topic_area(
-            per_run(data, _node_trend, level, "year", ()), per_run(data, _colors)
-        )
+        fig = charts.topic_area(per_run(data, _node_trend, level, "year", ()), colors(data))
         st.plotly_chart(fig, key="topic_area")
         chart_download(fig, f"{data.corpus}-topics-over-time", key="dl_topic_area")

@@ -12,6 +12,7 @@ import streamlit as st
 
 from explorer import artifacts
 from explorer.errors import ArtifactError
+from explorer.view.map_layout import node_colors
 from explorer.view.text import md
 from explorer.view.ui import state
 
@@ -124,3 +125,13 @@ def per_run(data: RunData, fn: Callable, *args: Hashable):
     Results are shared objects: callers must not modify them.
     """
     return _per_run(data.corpus, data.run_id, f"{fn.__module__}.{fn.__qualname__}", args, data, fn)
+
+
+def _node_colors(data: RunData) -> dict[str, str]:
+    return node_colors(data.nodes)
+
+
+def colors(data: RunData) -> dict[str, str]:
+    """Every node's colour (areas as hues, topics as shades): once per run, shared by pages.
+    Callers must not modify the dict."""
+    return per_run(data, _node_colors)
