@@ -8,7 +8,7 @@ DEFAULT_CORPUS := icml2025
 # pip's cap on this machine serves the CPU build of torch from disk when pinned.
 TORCH := torch==2.13.0
 
-.PHONY: run test lint bench bench-full load-test build-default clean-venv browser
+.PHONY: run serve test lint bench bench-full load-test build-default clean-venv browser haproxy
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ build-default: $(VENV)/.installed
 run: build-default
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true
 
+# Every core: one Streamlit worker per core (WORKERS=N to choose) behind haproxy, on PORT.
+serve: build-default haproxy
+	$(VENV)/bin/explorer serve --port $(PORT) $(if $(WORKERS),--workers $(WORKERS))
+
 # Debian's chromium for the real-browser tests, and an emoji font so screenshots show the
 # page icons as a visitor sees them; installed only when missing and root.
 EMOJI_FONT := /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf
@@ -38,26 +42,33 @@ browser:
 			chromium fonts-noto-color-emoji >/dev/null; \
 	fi
 
-test: $(VENV)/.installed-dev browser
+# Debian's haproxy for `make serve` and its tests; installed only when missing and root.
+haproxy:
+	@if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ] && [ "$$(id -u)" = "0" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
+	fi
+
+test: $(VENV)/.installed-dev browser haproxy
 	$(PY) -m pytest
 
 # Benchmarks never run in `make test` (bench/README.md). Results: bench/results/*.json,
 # summarised in bench/README.md. A missed target is reported, and the exit status says so.
-bench: $(VENV)/.installed-dev browser
+bench: $(VENV)/.installed-dev browser haproxy
 	$(PY) -m bench.run quick
-	$(PY) -m bench.load --sessions 20 --seconds 60; status=$$?; $(PY) -m bench.run report; exit $$status
+	$(PY) -m bench.run load
 
-bench-full: $(VENV)/.installed-dev browser
+bench-full: $(VENV)/.installed-dev browser haproxy
 	$(PY) -m bench.run full
-	$(PY) -m bench.load --sessions 20 --seconds 60; status=$$?; $(PY) -m bench.run report; exit $$status
+	$(PY) -m bench.run load
 
-# The dashboard under load alone: 20 Streamlit websocket sessions change a filter for 60 s.
-load-test: $(VENV)/.installed-dev
-	$(PY) -m bench.load --sessions 20 --seconds 60
+# The dashboard under load alone (bench/load.py, bench/README.md): per-change server CPU,
+# cache hits, and crowds of 20 and 100 websocket sessions through `explorer serve` and plain.
+load-test: $(VENV)/.installed-dev haproxy
+	$(PY) -m bench.run load
 
 lint: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check explorer pages tests app.py bench
-	$(VENV)/bin/ruff format --check explorer pages tests app.py bench
+	$(VENV)/bin/ruff check explorer pages tests app.py serve.py bench
+	$(VENV)/bin/ruff format --check explorer pages tests app.py serve.py bench
 
 clean-venv:
 	rm -rf $(VENV)

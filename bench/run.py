@@ -1,8 +1,11 @@
 """Run the benchmarks and regenerate bench/README.md's table from bench/results/*.json.
 
-python -m bench.run quick   # targets 2, 3, 6 (embedding, warm re-fit, viewer): ~15 min
+python -m bench.run quick   # targets 2, 3, 6, 8 (embedding, warm re-fit, viewer, query
+                            # encoder): ~15 min
 python -m bench.run full    # + cold builds vs stock (ICML, then ~11k papers), incremental,
                             # and topic quality per level (bench/quality.py)
+python -m bench.run load    # the dashboard under load (bench/load.py): per-change CPU,
+                            # cache hits, and crowds through `explorer serve` and plain
 python -m bench.run report  # only rewrite the table from the stored results
 """
 
@@ -24,6 +27,25 @@ from bench.common import (
     write_results,
 )
 
+# The load runs of `make bench`: (results name, row label, has a target, bench.load
+# arguments). bench.load checks the targets itself (its "missed" list).
+WORKERS = "2"  # this machine's cores: `explorer serve`'s default, spelled out for the record
+LOAD_RUNS = (
+    ("load", "server CPU per filter change, 20 sessions back to back, fresh values, "
+     "one `streamlit run` (≤ 40 ms; no errors; RSS growth < 10%)", True,
+     ["--sessions", "20", "--seconds", "60", "--cpu-per-change", "40"]),
+    ("load-repeat", "the same with repeated values: cache hits (reference)", False,
+     ["--sessions", "20", "--seconds", "30", "--values", "repeat"]),
+    ("load-serve-20", "crowd (a): 20 sessions back to back, 60 s, `explorer serve` "
+     f"--workers {WORKERS} (p95 ≤ 1.0 s, no errors)", True,
+     ["--workers", WORKERS, "--sessions", "20", "--seconds", "60", "--p95", "1.0"]),
+    ("load-serve-100", "crowd (b): 100 sessions thinking 3-7 s, 120 s, `explorer serve` "
+     f"--workers {WORKERS} (p95 ≤ 1.0 s, slowest session's p95 ≤ 2 s, RSS growth < 10%)",
+     True, ["--workers", WORKERS, "--sessions", "100", "--seconds", "120", "--think", "3-7",
+      "--p95", "1.0", "--slowest-p95", "2.0"]),
+    ("load-plain-100", "crowd (b) against one plain `streamlit run` (comparison)", False,
+     ["--sessions", "100", "--seconds", "120", "--think", "3-7"]),
+)  # fmt: skip
 TABLE_START = "<!-- results:start -->"
 TABLE_END = "<!-- results:end -->"
 
@@ -64,6 +86,39 @@ def quick() -> None:
     write_results("warm", builds.warm(repeats=3))
     print("Viewer…", flush=True)
     run_viewer()
+    print("Semantic search without torch (ONNX export vs sentence-transformers)…", flush=True)
+    run_onnx_encoder()
+
+
+def run_onnx_encoder() -> None:
+    result = run_child([sys.executable, "-m", "bench.onnx_encoder"])
+    if result.returncode != 0:
+        sys.exit(f"query encoder benchmark failed:\n{result.stderr[-3000:]}")
+
+
+def _onnx_row(result: dict) -> str:
+    """The published folder's semantic search: first query and RSS, ONNX against the model."""
+    onnx, model = result["encoders"]["onnx"], result["encoders"]["sentence-transformers"]
+    site = result["published"]
+    ok = site["rss_after_query_mb"] <= 400 and site["semantic"]
+    return _row(
+        f"8. semantic query, published viewer-only folder ({site['corpus']}): server RSS after "
+        "every page and the query (≤ 400 MB)",
+        f"{site['rss_after_query_mb']} MB; first query {onnx['first_query_s']} s, then "
+        f"{onnx['later_query_ms']} ms; folder {site['published_du']}",
+        f"sentence-transformers: first query {model['first_query_s']} s, then "
+        f"{model['later_query_ms']} ms", "", ok, result["when"][:10],
+    )  # fmt: skip
+
+
+def load() -> bool:
+    """Every load run in turn (one at a time: they share 2 cores); True when all met theirs."""
+    ok = True
+    for name, label, _, args in LOAD_RUNS:
+        print(f"Load: {label}…", flush=True)
+        done = run_child([sys.executable, "-m", "bench.load", "--name", name, *args])
+        ok &= done.returncode == 0
+    return ok
 
 
 def full(repeats: int, scale: bool, skip_quick: bool = False) -> None:
@@ -108,28 +163,28 @@ def _cold_rows(result: dict, label: str, rss_label: str) -> tuple[str, str]:
     return wall, rss
 
 
-def _load_row(load: dict) -> str:
-    """One load-test run: which clients, how many changes, latency, CPU, memory, errors.
-
-    The websocket run is the target's row. The Chromium run is shown for reference with no
-    verdict: on 2 cores its 20 browsers take the CPU the server needs (see the CPU column).
-    """
-    browser = load["client"] == "browser"
-    ok = not load["errors"] and load["rss_growth"] is not None and load["rss_growth"] < 0.10
-    label = (
-        f"load (reference, client-bound): {load['sessions']} Chromium sessions × "
-        f"{load['seconds']:.0f} s"
-        if browser
-        else f"load: {load['sessions']} websocket sessions × {load['seconds']:.0f} s on "
-        f"{load['corpus']}, RSS growth < 10%, no errors"
+def _load_row(load: dict, label: str, verdict: bool) -> str:
+    """One load-test run: changes, latency (p50, p95, slowest session), CPU per change,
+    bytes sent per change, memory, errors; `verdict`: whether the row carries a target."""
+    cpu = (
+        f"{load['server_cpu_ms_per_change']} ms CPU/change"
+        if load.get("server_cpu_ms_per_change")
+        else ""
     )
-    cpu = f", CPU server {load['server_cpu_s']} s / clients {load['clients_cpu_s']} s"
-    return _row(
-        label,
-        f"{load['filter_changes']} filter changes, chart p50 {load['latency_p50_s']} s, "
-        f"p95 {load['latency_p95_s']} s, RSS {load['rss_growth']:+.1%}, "
-        f"{len(load['errors'])} errors{cpu}", "", "", None if browser else ok, load["when"][:10],
-    )  # fmt: skip
+    sent = (
+        f", {load['sent_kb_per_change_p50']} KB sent/change"
+        if load.get("sent_kb_per_change_p50")
+        else ""
+    )
+    slowest = load.get("slowest_session_p95_s")
+    ours = (
+        f"{load['filter_changes']} changes, p50 {load['latency_p50_s']} s, "
+        f"p95 {load['latency_p95_s']} s"
+        + (f" (slowest session {slowest} s)" if slowest else "")
+        + f", {cpu}{sent}, RSS {load['rss_growth']:+.1%}, {len(load['errors'])} errors"
+    )
+    ok = not load.get("missed", ["?"]) if verdict else None
+    return _row(label, ours, "", "", ok, load["when"][:10])  # fmt: skip
 
 
 def table() -> str:
@@ -201,9 +256,14 @@ def table() -> str:
         big = ", ".join(f"{k} {v}" for k, v in view["big_page_s"].items())
         rows.append(_row(f"6e. page run p50, {view['big_papers']:,} papers (≤ 1.5 s each)", big,
                          "", "", view["big_page_max_s"] <= 1.5, when))  # fmt: skip
-    for name in ("load", "load-browser"):
-        if load := _load(name):
-            rows.append(_load_row(load))
+    for letter, (name, label, target, _) in zip("abcde", LOAD_RUNS, strict=True):
+        if result := _load(name):
+            rows.append(_load_row(result, f"7{letter}. {label}", target))
+    if result := _load("load-browser"):
+        label = f"load (reference, client-bound): {result['sessions']} Chromium sessions"
+        rows.append(_load_row(result, label, False))
+    if result := _load("onnx_encoder"):
+        rows.append(_onnx_row(result))
     return "\n".join(rows + _quality_rows())
 
 
@@ -251,7 +311,7 @@ def report() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("quick", "full", "report"))
+    parser.add_argument("mode", choices=("quick", "full", "load", "report"))
     parser.add_argument("--repeats", type=int, default=2, help="cold builds per side (full)")
     parser.add_argument("--no-scale", action="store_true", help="full: skip the ~11k corpus")
     parser.add_argument(
@@ -262,6 +322,10 @@ def main() -> None:
         quick()
     elif args.mode == "full":
         full(args.repeats, not args.no_scale, args.skip_quick)
+    elif args.mode == "load":
+        ok = load()
+        report()
+        sys.exit(0 if ok else 1)
     report()
 
 

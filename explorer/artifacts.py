@@ -16,12 +16,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from explorer.errors import ArtifactError, InputError
+from explorer.names import LATEST, NAME_RE, RESERVED_NAMES
 
 # 2: unit-length paper embeddings for semantic search; 3: levels (nodes table, paper paths)
 SCHEMA_VERSION = 3
@@ -39,7 +40,6 @@ def id_order(node_id: str) -> tuple[int, ...]:
 
 
 MANIFEST = "manifest.json"
-LATEST = "latest"
 MODEL_DIR = "model"
 TABLES = (
     "papers",
@@ -52,9 +52,20 @@ TABLES = (
     "nodes",
 )
 ARRAYS = ("topic_similarity", "doc_terms_indptr", "doc_terms_indices", "embeddings")
-# Folders under the cache that are not corpora.
-RESERVED_NAMES = frozenset({"embeddings", "numba", "reductions", LATEST})
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# The query encoder: the corpus's embedding model exported to ONNX, once per model and
+# weights, in <cache>/models/onnx/<model_slug>/, so a viewer embeds queries without torch.
+# The run's manifest names the folder and the facts file's size and sha256 (ENCODER_KEY);
+# the facts file, written last, lists the other files with theirs.
+ENCODER_KEY = "query_encoder"
+ENCODER_ROOT = "models/onnx"
+ENCODER_FACTS = "encoder.json"
+ENCODER_GRAPH = "model.onnx"
+# The graph's weights, beside it as ONNX external data: onnxruntime maps the file instead of
+# copying it, so a viewer holds 56 MB more after loading the encoder rather than 126 MB (the
+# word-embedding table is paged in only for the tokens queries use), and worker processes
+# share the pages.
+ENCODER_WEIGHTS = "model.onnx.data"
+ENCODER_TOKENIZER = "tokenizer.json"
 
 
 def default_cache_dir() -> Path:
@@ -64,10 +75,10 @@ def default_cache_dir() -> Path:
 
 def check_corpus_name(name: str) -> str:
     """Refuse names that could escape the cache folder or confuse a shell."""
-    if not _NAME_RE.fullmatch(name) or ".." in name or name in RESERVED_NAMES:
+    if not NAME_RE.fullmatch(name) or ".." in name or name in RESERVED_NAMES:
         raise InputError(
             f"corpus name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit (not 'embeddings', 'numba' or 'reductions')"
+            "starting with a letter or digit (not 'embeddings', 'models', 'numba' or 'reductions')"
         )
     return name
 
@@ -189,11 +200,58 @@ def open_run(
 def verify_files(path: Path, manifest: dict, corpus: str) -> None:
     """Refuse a run whose files were truncated, edited or removed after publishing."""
     for name, meta in manifest.get("files", {}).items():
-        file = path / name
-        if not file.is_file():
-            raise ArtifactError(f"{file}: missing from run; {_rebuild_hint(corpus)}")
-        if file.stat().st_size != meta.get("bytes") or sha256_file(file) != meta.get("sha256"):
-            raise ArtifactError(f"{file}: changed since it was built; {_rebuild_hint(corpus)}")
+        _check_file(path / name, meta, corpus)
+
+
+def _check_file(file: Path, meta: dict, corpus: str) -> None:
+    hint = _rebuild_hint(corpus)
+    if not file.is_file():
+        raise ArtifactError(f"{file}: missing; {hint}")
+    if file.stat().st_size != meta.get("bytes") or sha256_file(file) != meta.get("sha256"):
+        raise ArtifactError(f"{file}: changed since it was built; {hint}")
+
+
+def model_slug(model_id: str, weights: str) -> str:
+    """Folder name of what is cached per model and weights: its embeddings, its ONNX export."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model_id) + f"-{weights}"
+
+
+class EncoderRef(NamedTuple):
+    """A run's query encoder export: its folder and the facts file the run recorded. Plain
+    values, so a viewer can key its caches by it."""
+
+    folder: Path
+    facts_bytes: int
+    facts_sha256: str
+    corpus: str
+
+
+def encoder_ref(cache_dir: Path, manifest: dict) -> EncoderRef | None:
+    """The run's query encoder export when its manifest names one (the folder itself may be
+    gone: `read_encoder_facts` says so), else None."""
+    record = manifest.get(ENCODER_KEY)
+    if not isinstance(record, dict) or not isinstance(name := record.get("folder"), str):
+        return None
+    path = Path(name)
+    if not name.startswith(f"{ENCODER_ROOT}/") or ".." in path.parts or path.is_absolute():
+        return None  # a manifest never points outside the cache
+    corpus = str(manifest.get("corpus", "<name>"))
+    return EncoderRef(Path(cache_dir) / path, record.get("bytes"), record.get("sha256"), corpus)
+
+
+def read_encoder_facts(ref: EncoderRef) -> dict:
+    """The export's facts (inputs, pooling, normalisation, length), once the facts file is the
+    one the run recorded and every file it lists is intact; raises ArtifactError if not."""
+    facts_file = ref.folder / ENCODER_FACTS
+    _check_file(facts_file, {"bytes": ref.facts_bytes, "sha256": ref.facts_sha256}, ref.corpus)
+    try:
+        facts = json.loads(facts_file.read_text(encoding="utf-8"))
+        files = dict(facts["files"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ArtifactError(f"{facts_file}: unreadable ({type(exc).__name__})") from None
+    for name, meta in files.items():
+        _check_file(ref.folder / name, meta, ref.corpus)
+    return facts
 
 
 def latest_run_id(cache_dir: Path, corpus: str) -> str | None:
@@ -202,7 +260,7 @@ def latest_run_id(cache_dir: Path, corpus: str) -> str | None:
     pointer = corpus_dir / LATEST
     if pointer.is_file():
         run_id = pointer.read_text(encoding="utf-8").strip()
-        if _NAME_RE.fullmatch(run_id) and (corpus_dir / run_id / MANIFEST).is_file():
+        if NAME_RE.fullmatch(run_id) and (corpus_dir / run_id / MANIFEST).is_file():
             return run_id
     complete = [p for p in corpus_dir.glob("*") if p.is_dir() and (p / MANIFEST).is_file()]
     if not complete:
@@ -218,7 +276,7 @@ def list_corpora(cache_dir: Path) -> list[str]:
     names = []
     for path in sorted(root.iterdir()):
         is_corpus = (
-            path.is_dir() and _NAME_RE.fullmatch(path.name) and path.name not in RESERVED_NAMES
+            path.is_dir() and NAME_RE.fullmatch(path.name) and path.name not in RESERVED_NAMES
         )
         if is_corpus and latest_run_id(root, path.name) is not None:
             names.append(path.name)

@@ -1,4 +1,4 @@
-"""`explorer build|info|export|list`: the command-line contract in DESIGN.md.
+"""`explorer build|info|export|list|fetch|publish|serve`: the command-line contract in DESIGN.md.
 
 Expected failures print one line on stderr and exit 2; heavy modules load only
 inside `build`, so `info`, `list` and `export` answer instantly.
@@ -15,6 +15,7 @@ from explorer import __version__, artifacts
 from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
 from explorer.build.topics import DEFAULT_SEED
 from explorer.errors import ExplorerError, describe_os_error
+from explorer.serve import add_arguments as add_serve_arguments
 
 EXIT_ERROR = 2
 
@@ -66,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
         help="also replace files an earlier publish wrote that were edited since "
         "(never touches files it did not write)",
     )
+
+    srv = sub.add_parser(
+        "serve",
+        help="serve the dashboard with N Streamlit workers behind haproxy (every core); "
+        "Ctrl-C stops all",
+    )
+    add_serve_arguments(srv)
 
     b = sub.add_parser("build", help="build or update a corpus from abstracts")
     b.add_argument(
@@ -254,6 +262,20 @@ def _cmd_publish(args: argparse.Namespace, cache_dir: Path) -> None:
     print(f"Deploying (Streamlit Community Cloud, Docker): {dest / 'README.md'}")
 
 
+def _cmd_serve(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer.serve import ServeConfig, serve
+
+    app_dir = Path(__file__).resolve().parents[1]  # app.py, pages/ and .streamlit/ live here
+    config = ServeConfig(
+        app_dir=app_dir,
+        cache_dir=cache_dir,
+        workers=args.workers,
+        port=args.port,
+        address=args.address,
+    )
+    serve(config)
+
+
 def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
     summary = info_summary(artifacts.open_run(cache_dir, args.name))
     if args.json:
@@ -302,6 +324,7 @@ def _cmd_list(args: argparse.Namespace, cache_dir: Path) -> None:
 COMMANDS = {
     "fetch": _cmd_fetch,
     "publish": _cmd_publish,
+    "serve": _cmd_serve,
     "build": _cmd_build,
     "info": _cmd_info,
     "export": _cmd_export,

@@ -3,7 +3,8 @@
 The folder holds the app (app.py, pages/, the viewer's part of the explorer package, by
 allow-list), the corpus's latest run (copied, integrity-checked first), a requirements.txt
 with only what serving needs, the production Streamlit config, a Dockerfile and a README
-on deploying it. It runs with ``pip install -r requirements.txt && streamlit run app.py``.
+on deploying it. It runs with ``pip install -r requirements.txt && streamlit run app.py``,
+or on every core with ``python serve.py --workers N`` (haproxy in front; explorer/serve.py).
 
 Publishing never destroys what it did not write. A marker file lists every file a publish
 wrote (with its hash); publishing again into that folder replaces exactly those files and
@@ -13,6 +14,7 @@ are the home folder, `/`, the project and the cache.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -26,13 +28,15 @@ from explorer.errors import ExplorerError
 ROOT = Path(__file__).resolve().parents[1]
 # The viewer's runtime dependencies, pinned to what this machine runs (a published
 # folder should not change under its users when a new release appears).
-VIEWER_PACKAGES = ("streamlit", "plotly", "pandas", "pyarrow", "numpy")
-_APP_FILES = ("app.py", ".streamlit/config.toml", "Dockerfile")
-# What of the explorer package a published folder carries: the contract and the view
-# world, plus the query encoder's modules (explorer.view.encoder's declared exception:
-# semantic search uses them where the host installs the model packages).
+VIEWER_PACKAGES = ("streamlit", "plotly", "pandas", "pyarrow", "numpy", "onnxruntime", "tokenizers")
+_APP_FILES = ("app.py", ".streamlit/config.toml", "Dockerfile", "serve.py")
+# What of the explorer package a published folder carries: the contract (with onnx_encoder.py,
+# which runs the exported query encoder) and the view world, plus the model encoder's modules
+# (explorer.view.encoder's declared exception: semantic search falls back to them where a run
+# has no ONNX export and the host installs the model packages), and serve.py, which
+# the folder's own serve.py runs to serve with N workers behind haproxy.
 PACKAGE_ALLOW = (
-    "__init__.py", "artifacts.py", "errors.py", "vectors.py", "view",
+    "__init__.py", "artifacts.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
     "build/__init__.py", "build/embed.py", "build/memory.py",
 )  # fmt: skip
 MARKER = ".explorer-publish.json"
@@ -44,18 +48,31 @@ _SOURCE_FOLDERS = ("pages", "explorer", ".streamlit")
 def _requirements() -> str:
     from importlib import metadata
 
-    lines = ["# Viewer only: serving prebuilt artifacts needs no model packages."]
+    lines = [
+        "# Viewer only, no model packages: semantic search runs the corpus's model from its",
+        "# ONNX export (cache/models/onnx/) with onnxruntime and tokenizers.",
+    ]
     for name in VIEWER_PACKAGES:
         lines.append(f"{name}=={metadata.version(name)}")
     return "\n".join(lines) + "\n"
 
 
-def _readme(corpus: str, run_id: str, counts: dict) -> str:
+# The published README's line on semantic search, by whether the run has an ONNX export.
+_SEMANTIC = {
+    True: 'Semantic search ("Ask in your own words") works out of the box: the corpus\'s model\n'
+    "ships exported to ONNX in `cache/models/onnx/` and runs with onnxruntime.",
+    False: 'This build has no ONNX export of its model, so "Ask in your own words" ranks papers\n'
+    "by keywords (TF-IDF) unless sentence-transformers is installed too.",
+}
+
+
+def _readme(corpus: str, run_id: str, counts: dict, *, semantic: bool) -> str:
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     return f"""# {corpus}: topic explorer
 
 {counts["papers"]:,} papers, {counts["topics"]} topics (run {run_id}). Built with Topic Explorer;
-this folder serves the dashboard and needs no model, GPU or internet access.
+this folder serves the dashboard and needs no GPU, torch or internet access.
+{_SEMANTIC[semantic]}
 
 ## Run it here
 
@@ -81,6 +98,22 @@ docker run -p 8501:8501 {corpus}-explorer
 The image runs as a non-root user and reports health on `/_stcore/health`. Without Docker,
 any host with Python {python} runs the two commands above; put it behind a TLS proxy to share it.
 
+## Every core: N workers behind haproxy
+
+One Streamlit process runs on one core. `serve.py` runs one per core behind haproxy: each
+browser stays on its worker (a `SERVERID` cookie), websockets are proxied, a worker failing its
+health check is taken out of rotation and one that exits is restarted. Ctrl-C (or SIGTERM)
+stops haproxy and every worker.
+
+```bash
+apt-get install haproxy                    # as root; Debian/Ubuntu (macOS: brew install haproxy)
+.venv/bin/python serve.py --workers 4      # http://127.0.0.1:8501
+```
+
+`--workers` defaults to the cores available, `--port` to 8501 and `--address` to 127.0.0.1
+(this machine only; `--address 0.0.0.0` listens on every interface). The generated haproxy
+config and one log per worker are in `cache/.serve/<port>/`.
+
 ## Sharing a view
 
 Every filter lives in the URL: filter the map, then copy the address bar (or the sidebar's
@@ -94,30 +127,47 @@ def publish(cache_dir: Path, corpus: str, dest: Path, *, force: bool = False) ->
     dest = Path(dest).expanduser().resolve()
     check_destination(dest, Path(cache_dir))
     previous = _previous_files(dest)
+    created = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
     # Staged inside the destination: same file system, so every move is a rename.
     staging = Path(tempfile.mkdtemp(dir=dest, prefix=STAGING_PREFIX))
     try:
-        _write_folder(staging, run)
-        written = {
-            p.relative_to(staging).as_posix(): artifacts.sha256_file(p)
-            for p in sorted(staging.rglob("*"))
-            if p.is_file()
-        }
-        _check_replaceable(dest, previous, written, force=force)
-        # First record every file that may be ours during the swap (old or new content),
-        # so a publish killed midway leaves a folder the next publish can still replace.
-        pending = {
-            name: sorted({*previous.get(name, ()), digest}) for name, digest in written.items()
-        }
-        for name in set(previous) - set(written):
-            pending[name] = sorted(previous[name])
-        _write_marker(dest, corpus, run.run_id, pending)
-        _swap_in(staging, dest, previous, written)
-        _write_marker(dest, corpus, run.run_id, {n: [d] for n, d in written.items()})
-    finally:
+        _publish_into(dest, staging, run, corpus, previous, force=force)
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if created:  # a failed first publish leaves no empty folder behind
+            with contextlib.suppress(OSError):
+                dest.rmdir()
+        raise
+    shutil.rmtree(staging, ignore_errors=True)
     return dest
+
+
+def _publish_into(
+    dest: Path,
+    staging: Path,
+    run: artifacts.Run,
+    corpus: str,
+    previous: dict[str, set[str]],
+    *,
+    force: bool,
+) -> None:
+    """Stage the folder, check what it may replace, then swap it in, marker first."""
+    _write_folder(staging, run)
+    written = {
+        p.relative_to(staging).as_posix(): artifacts.sha256_file(p)
+        for p in sorted(staging.rglob("*"))
+        if p.is_file()
+    }
+    _check_replaceable(dest, previous, written, force=force)
+    # First record every file that may be ours during the swap (old or new content),
+    # so a publish killed midway leaves a folder the next publish can still replace.
+    pending = {name: sorted({*previous.get(name, ()), digest}) for name, digest in written.items()}
+    for name in set(previous) - set(written):
+        pending[name] = sorted(previous[name])
+    _write_marker(dest, corpus, run.run_id, pending)
+    _swap_in(staging, dest, previous, written)
+    _write_marker(dest, corpus, run.run_id, {n: [d] for n, d in written.items()})
 
 
 def _write_marker(dest: Path, corpus: str, run_id: str, files: dict[str, list[str]]) -> None:
@@ -233,6 +283,20 @@ def _remove_empty_parents(path: Path, root: Path) -> None:
             return
 
 
+def _copy_encoder(folder: Path, run: artifacts.Run) -> bool:
+    """Copy the run's ONNX query encoder (verified first) next to the run, as the viewer
+    looks for it; False when the run has none."""
+    cache_dir = run.path.parents[1]
+    source = artifacts.encoder_ref(cache_dir, run.manifest)
+    if source is None:
+        return False
+    artifacts.read_encoder_facts(source)  # a damaged export is not shipped
+    target = folder / "cache" / source.folder.relative_to(cache_dir)
+    shutil.copytree(source.folder, target)
+    artifacts.read_encoder_facts(artifacts.encoder_ref(folder / "cache", run.manifest))
+    return True
+
+
 def _write_folder(folder: Path, run: artifacts.Run) -> None:
     """Everything the published folder holds, into a fresh `folder`."""
     for name in _APP_FILES:
@@ -250,6 +314,8 @@ def _write_folder(folder: Path, run: artifacts.Run) -> None:
             shutil.copy2(source, target)
     shutil.copytree(run.path, folder / "cache" / run.corpus / run.run_id)
     artifacts.atomic_write_text(folder / "cache" / run.corpus / artifacts.LATEST, run.run_id)
+    semantic = _copy_encoder(folder, run)
     (folder / "requirements.txt").write_text(_requirements())
-    (folder / "README.md").write_text(_readme(run.corpus, run.run_id, run.manifest["counts"]))
+    readme = _readme(run.corpus, run.run_id, run.manifest["counts"], semantic=semantic)
+    (folder / "README.md").write_text(readme)
     artifacts.open_run(folder / "cache", run.corpus)  # the copy verifies like the original

@@ -4,10 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import export_frame, filter_papers
 from explorer.view.text import md, md_format
 from explorer.view.ui import state
-from explorer.view.ui.data import colors, current, per_run
+from explorer.view.ui.data import colors, current, filtered, per_run
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.search import results_table, search_box
 from explorer.view.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
@@ -23,7 +22,7 @@ def _lookup(data):
 
 data = current()
 filters = filter_sidebar(data)
-shown = filter_papers(data.papers, filters)
+shown = filtered(data, filters)
 by_id, ids, titles = per_run(data, _lookup)
 
 st.title("Papers")
@@ -78,19 +77,11 @@ if paper_id:
     )
     st.divider()
 
-found = search_box(data, shown)
+found = search_box(data, filters)
 if found is not None:
     results_table(found, data=data, key="search_results")
     st.divider()
 st.caption(
     md_format("{n:,} of {total:,} papers match the filters.", n=len(shown), total=len(data.papers))
 )
-paper_table(shown, data=data, key="papers_table")
-st.download_button(
-    "Download these papers (CSV)",
-    lambda: export_frame(shown, data.nodes).to_csv(
-        index=False
-    ),  # built on click, not on every rerun
-    file_name=f"{data.corpus}-papers.csv",
-    mime="text/csv",
-)
+paper_table(shown, data=data, key="papers_table", download=f"{data.corpus}-papers")

@@ -3,17 +3,11 @@
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import (
-    contrast_keywords,
-    filter_papers,
-    level_ids,
-    selection_to_ids,
-    topic_mix,
-)
+from explorer.view.store import Filters, contrast_keywords, level_ids, selection_to_ids, topic_mix
 from explorer.view.text import md_format
-from explorer.view.ui.data import colors, current, per_run
+from explorer.view.ui.data import RunData, colors, current, filtered, per_run, per_view
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.search import results_table, search_box
+from explorer.view.ui.search import matches, results_table, search_box
 from explorer.view.ui.widgets import chart_download, filter_sidebar, level_picker, paper_table
 
 ensure_router()
@@ -31,64 +25,82 @@ def _extent(data):
     return charts.map_extent(data.papers)
 
 
-data = current()
-filters = filter_sidebar(data)
-shown = filter_papers(data.papers, filters)
+def _layout(data, level):
+    return charts.label_layout(data.nodes, level, per_run(data, _extent))
 
-st.title("Topic map")
-level = level_picker(data)
-with st.sidebar:
-    show_labels = st.checkbox("Labels on the map", value=True)
 
-total = len(data.papers)
-st.caption(
-    md_format(
-        "{n:,} of {total:,} papers shown. "
-        "Drag to lasso-select (box in the toolbar); double-click to reset.",
-        n=len(shown),
-        total=total,
+def _labels(data, level, shown_nodes):
+    return charts.map_labels(per_run(data, _layout, level), shown_nodes)
+
+
+def _plotted(data: RunData, filters: Filters):
+    shown = filtered(data, filters)
+    if len(shown) > charts.MAX_MAP_POINTS:
+        return shown.sample(charts.MAX_MAP_POINTS, random_state=0)
+    return shown
+
+
+def _figure(data: RunData, filters: Filters, level: str, show_labels: bool, ask: str):
+    """The map of one view; kept per view, so a view asked for again is not rebuilt."""
+    plotted = _plotted(data, filters)
+    groups = per_run(data, _groups, level)
+    labels = ()
+    if show_labels:  # placement depends only on which nodes have papers on the map
+        present = tuple(sorted(set(groups.loc[plotted.index])))
+        labels = per_run(data, _labels, level, present)
+    return charts.topic_map(
+        plotted,
+        groups,
+        data.nodes,
+        level=level,
+        colors=colors(data),
+        extent=per_run(data, _extent),
+        labels=labels,
+        hover=per_run(data, _hover),
+        highlight=matches(data, filters, ask)[0] if ask else None,
     )
-)
-if shown.empty:
-    st.info("No paper matches these filters.")
-    st.stop()
-found = search_box(data, shown)
-plotted = shown
-if len(shown) > charts.MAX_MAP_POINTS:
-    plotted = shown.sample(charts.MAX_MAP_POINTS, random_state=0)
-    st.warning(
-        md_format(
-            "Showing a random sample of {k:,} of {n:,} papers to keep the map responsive.",
-            k=charts.MAX_MAP_POINTS,
-            n=len(shown),
+
+
+@st.fragment
+def map_view(data: RunData, filters: Filters, level: str, show_labels: bool) -> None:
+    """The search box, the map and what is selected on it: a search or a selection reruns
+    this part only; the sidebar's filters rerun the page."""
+    shown = filtered(data, filters)
+    found = search_box(data, filters)
+    ask = found.attrs["query"] if found is not None else ""
+    if len(shown) > charts.MAX_MAP_POINTS:
+        st.warning(
+            md_format(
+                "Showing a random sample of {k:,} of {n:,} papers to keep the map responsive.",
+                k=charts.MAX_MAP_POINTS,
+                n=len(shown),
+            )
         )
+    figure = per_view(data, _figure, filters, level, show_labels, ask)
+    event = st.plotly_chart(
+        figure,
+        on_select="rerun",
+        selection_mode=("points", "box", "lasso"),
+        key="map",
+        config={"scrollZoom": True, "displaylogo": False},
     )
+    chart_download(figure, f"{data.corpus}-map", key="dl_map")
+    points = event.selection.points if event else []
+    # The set of plotted ids only when there is a selection: building it costs 0.1 s at 50k.
+    plotted = _plotted(data, filters)
+    selected_ids = selection_to_ids(points, set(plotted["paper_id"])) if points else []
+    if selected_ids:
+        selection(data, shown[shown["paper_id"].isin(selected_ids)])
+    elif found is not None:
+        st.subheader("Search matches (ringed on the map)")
+        results_table(found, data=data, key="search_results")
+    else:
+        st.subheader("Papers")
+        paper_table(shown, data=data, key="shown_papers", download=f"{data.corpus}-map")
 
-figure = charts.topic_map(
-    plotted,
-    per_run(data, _groups, level),
-    data.nodes,
-    level=level,
-    colors=colors(data),
-    extent=per_run(data, _extent),
-    show_labels=show_labels,
-    hover=per_run(data, _hover),
-    highlight=found,
-)
-event = st.plotly_chart(
-    figure,
-    on_select="rerun",
-    selection_mode=("points", "box", "lasso"),
-    key="map",
-    config={"scrollZoom": True, "displaylogo": False},
-)
-chart_download(figure, f"{data.corpus}-map", key="dl_map")
-points = event.selection.points if event else []
-# The set of plotted ids only when there is a selection: building it costs 0.1 s at 50k.
-selected_ids = selection_to_ids(points, set(plotted["paper_id"])) if points else []
 
-if selected_ids:
-    selected = shown[shown["paper_id"].isin(selected_ids)]
+def selection(data: RunData, selected) -> None:
+    """What a box or lasso selection is about: its topic mix and its distinctive words."""
     st.subheader(md_format("Selection: {n:,} papers", n=len(selected)))
     left, right = st.columns(2)
     with left:
@@ -105,10 +117,27 @@ if selected_ids:
             contrast_keywords(data.doc_terms_indptr, data.doc_terms_indices, data.vocab, rows),
             hide_index=True,
         )
-    paper_table(selected, data=data, key="selected_papers")
-elif found is not None:
-    st.subheader("Search matches (ringed on the map)")
-    results_table(found, data=data, key="search_results")
-else:
-    st.subheader("Papers")
-    paper_table(shown, data=data, key="shown_papers")
+    paper_table(selected, data=data, key="selected_papers", download=f"{data.corpus}-selection")
+
+
+data = current()
+filters = filter_sidebar(data)
+shown = filtered(data, filters)
+
+st.title("Topic map")
+level = level_picker(data)
+with st.sidebar:
+    show_labels = st.checkbox("Labels on the map", value=True)
+
+st.caption(
+    md_format(
+        "{n:,} of {total:,} papers shown. "
+        "Drag to lasso-select (box in the toolbar); double-click to reset.",
+        n=len(shown),
+        total=len(data.papers),
+    )
+)
+if shown.empty:
+    st.info("No paper matches these filters.")
+    st.stop()
+map_view(data, filters, level, show_labels)

@@ -101,6 +101,7 @@ paper_table(
     key="topic_papers",
     height=300,
     columns=("subtopic_id", *TABLE_COLUMNS),
+    download=f"{data.corpus}-topic-{topic}",
 )
 
 tab_tree, tab_map, tab_heat = st.tabs(

@@ -269,7 +269,7 @@ def test_semantic_search_ranks_and_shares_via_url(app, seed_run):
 def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run, monkeypatch):
     import explorer.view.encoder
 
-    monkeypatch.setattr(explorer.view.encoder, "encoder_available", lambda: False)
+    monkeypatch.setattr(explorer.view.encoder, "encoder_available", lambda onnx=None: False)
     papers = seed_run.table("papers")
     topic = papers["topic_id"].iloc[0]
     from explorer.view.store import node_name
@@ -286,12 +286,14 @@ def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run,
 
 def test_search_says_why_when_the_model_cannot_load(app, seed_run, monkeypatch):
     import explorer.build.embed
+    import explorer.view.encoder
     import explorer.view.ui.search
 
     def offline(name, progress=True):
         raise OSError("We couldn't connect to 'https://huggingface.co'")
 
     monkeypatch.setattr(explorer.build.embed, "load_model", offline)
+    monkeypatch.setattr(explorer.view.encoder, "runtime_available", lambda: False)  # no ONNX
     explorer.view.ui.search._model.clear()
     try:
         at = run_page(app, "papers", ask="spiking neural networks")
@@ -353,3 +355,21 @@ def test_filters_accept_a_node_of_any_level(levels_app):
         at.multiselect(key="topics").set_value([node]).run()
         counts[node] = int(texts(at).split(" of ")[0].split("\n")[-1].replace(",", ""))
     assert total > counts["A0"] >= counts["0"] > counts["0.1"] > 0
+
+
+def test_a_long_table_sends_its_first_rows_sorted_and_offers_all(app, seed_run, monkeypatch):
+    """Above TABLE_ROWS a table sends only its first rows, in the order picked before the
+    cap (newest first here), says how many there are, and downloads every row."""
+    from explorer.view.ui import widgets
+
+    monkeypatch.setattr(widgets, "TABLE_ROWS", 10)
+    at = run_page(app, "papers")
+    assert len(at.dataframe[0].value) == 10
+    assert "First 10 of 38 papers, as listed." in texts(at)
+    at.selectbox(key="papers_table_sort").set_value("year, newest first").run()
+    years = seed_run.table("papers")["year"].dropna().astype(int)
+    sent = at.dataframe[0].value["year"].tolist()
+    assert sent == sorted(years, reverse=True)[:10]
+    assert "First 10 of 38 papers, year, newest first." in texts(at)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert any(shown(label) == "Download these 38 papers (CSV)" for label in labels), labels

@@ -2,7 +2,8 @@
 
 - `explorer/view/` never imports `explorer.build`, except the query encoder, lazily, in
   `explorer/view/encoder.py` (DESIGN.md's one declared exception).
-- The contract (`artifacts.py`, `errors.py`, `vectors.py`) imports neither world.
+- The contract (`artifacts.py`, `errors.py`, `vectors.py`, and `onnx_encoder.py`, which runs the
+  exported query encoder for both) imports neither world.
 - `explorer/build/` never imports the view world (data flows one way).
 - Only `explorer/view/ui/` (and pages/, app.py) import streamlit.
 """
@@ -18,7 +19,10 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "explorer"
 ENCODER = PACKAGE / "view" / "encoder.py"
-CONTRACT = [PACKAGE / "artifacts.py", PACKAGE / "errors.py", PACKAGE / "vectors.py"]
+# The contract and the light modules beside it that both worlds use.
+CONTRACT = [
+    PACKAGE / name for name in ("artifacts.py", "errors.py", "vectors.py", "onnx_encoder.py")
+]
 
 
 def imports(path: Path) -> list[tuple[str, bool]]:
@@ -56,6 +60,19 @@ def test_the_contract_imports_neither_world(path):
 @pytest.mark.parametrize("path", _files(PACKAGE / "build"), ids=lambda p: p.name)
 def test_build_never_imports_view(path):
     assert [m for m, _ in imports(path) if m.startswith("explorer.view")] == []
+
+
+HEAVY = ("torch", "sentence_transformers", "transformers", "bertopic", "umap", "hdbscan")
+
+
+@pytest.mark.parametrize("path", [*_files(PACKAGE / "view"), *CONTRACT], ids=lambda p: p.name)
+def test_light_modules_import_no_model_package_at_top_level(path):
+    assert [m for m, top in imports(path) if top and m.split(".")[0] in HEAVY] == []
+
+
+def test_the_onnx_encoder_never_imports_torch():
+    """It is how a viewer without torch embeds queries: not even a lazy import."""
+    assert [m for m, _ in imports(PACKAGE / "onnx_encoder.py") if m.split(".")[0] in HEAVY] == []
 
 
 def test_only_ui_imports_streamlit():

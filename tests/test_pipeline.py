@@ -32,6 +32,7 @@ def test_seed_build_writes_every_artifact(seed_run):
         "projection",
         "summaries",
         "write",
+        "encoder",
     }
     assert m["config"]["embedding_model_id"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert len(m["inputs"]) == 2 and all(len(i["sha256"]) == 64 for i in m["inputs"])

@@ -39,7 +39,7 @@ def test_map_at_50k_papers_renders_every_point_and_filters(big_cache, monkeypatc
     at = open_map(big_cache, "big", monkeypatch)
     assert "50,000 of 50,000 papers shown" in caption_text(at)
     assert not any("random sample" in shown(w.value) for w in at.warning)
-    at.multiselect(key="topics").set_value([0]).run()
+    at.multiselect(key="topics").set_value(["0"]).run()  # node ids are text
     assert "of 50,000 papers shown" in caption_text(at) and "50,000 of" not in caption_text(at)
 
 

@@ -167,3 +167,45 @@ def test_full_year_range_keeps_papers_without_a_year():
     narrowed = year_range((2020, 2020), [2019, 2020])
     assert ids(filter_papers(p, Filters(years=narrowed))) == ["b", "c"]
     assert year_range(None, [2019]) is None
+
+
+def test_search_with_a_prebuilt_haystack_matches_without_one():
+    from explorer.view.store import search_haystack, search_mask
+
+    p = papers()
+    hay = search_haystack(p)
+    for query in ("ann GRAPH", "<b>", "kernels", "nothing-here", ""):
+        assert (search_mask(p, query, hay) == search_mask(p, query)).all(), query
+    subset = p.iloc[[2, 0]]  # a filtered frame: rows found by index, not position
+    assert search_mask(subset, "kernels", hay).tolist() == [True, False]
+
+
+def test_memo_keeps_the_most_recent_entries_and_computes_each_once():
+    import threading
+
+    from explorer.view.ui.data import Memo
+
+    memo, calls = Memo(2), []
+
+    def make(key):
+        calls.append(key)
+        return key * 10
+
+    assert memo.get(1, lambda: make(1)) == 10
+    assert memo.get(2, lambda: make(2)) == 20
+    assert memo.get(1, lambda: make(1)) == 10  # a hit: 1 is now the most recent
+    memo.get(3, lambda: make(3))  # evicts 2, the least recently used
+    memo.get(1, lambda: make(1))
+    memo.get(2, lambda: make(2))
+    assert calls == [1, 2, 3, 2]
+    # Many sessions at once: the bound holds and nothing raises.
+    shared = Memo(8)
+    workers = [
+        threading.Thread(target=lambda i=i: [shared.get(k % 20, lambda: i) for k in range(2000)])
+        for i in range(8)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(shared._values) == 8

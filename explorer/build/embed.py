@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import time
 import zipfile
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.artifacts import atomic_write
+from explorer.artifacts import atomic_write, model_slug
 from explorer.build.memory import release_freed_memory
 from explorer.errors import ExplorerError
 
@@ -184,7 +183,7 @@ class EmbeddingCache:
 
     def __init__(self, root: Path, model: str, *, weights: str, precision: str = "float32") -> None:
         self.model = model_id(model)
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model) + f"-{weights}"
+        slug = model_slug(self.model, weights)
         if precision != "float32":
             slug = f"{slug}@{precision}"
         self.directory = Path(root) / "embeddings" / slug

@@ -45,11 +45,13 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 #   2: areas and subtopics, phrase labels
 #   3: labels: plural and singular never both, longer phrases replace what they extend
 #   4: topic ids stored as text in papers, topics and doc_topics
-PIPELINE_VERSION = 4
-# Packages whose upgrade can change topics, labels or vectors: their versions are in the run id.
+#   5: the query encoder's ONNX export, named in the manifest (`query_encoder`)
+PIPELINE_VERSION = 5
+# Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
+# ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
     "bertopic", "umap-learn", "hdbscan", "scikit-learn", "sentence-transformers",
-    "transformers", "tokenizers", "torch", "numpy", "scipy", "numba", "pynndescent",
+    "transformers", "tokenizers", "torch", "numpy", "scipy", "numba", "pynndescent", "onnx",
 )  # fmt: skip
 # Recorded in the manifest for the record only.
 _RECORDED_PACKAGES = (*MODEL_PACKAGES, "pandas", "pyarrow")
@@ -288,6 +290,7 @@ def build(
         _clean_stale(corpus_dir)
         reused = _reusable(cache_dir, config.name, run_id, log)
         if reused is not None:
+            _restore_encoder(plan, reused, log)
             artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
             log(f"Up to date: run {run_id} already built from these inputs, options and code.")
             return BuildResult(run=reused, reused=True)
@@ -320,6 +323,21 @@ def _reusable(cache_dir: Path, corpus: str, run_id: str, log: Callable[[str], No
     except ArtifactError as exc:
         log(f"Rebuilding run {run_id}: {exc}.")
         return None
+
+
+def _restore_encoder(plan: Plan, run: artifacts.Run, log: Callable[[str], None]) -> None:
+    """Export again the query encoder a reused run names when it is gone from the cache or
+    damaged (the export is deterministic, so the run's record of it still holds)."""
+    ref = artifacts.encoder_ref(plan.cache_dir, run.manifest)
+    if ref is None:
+        return
+    try:
+        artifacts.read_encoder_facts(ref)
+    except ArtifactError:
+        from explorer.build import stages
+
+        prepare_environment(plan.cache_dir)
+        stages.export_encoder(plan, log)
 
 
 def _precision(config: BuildConfig, cache_dir: Path) -> str:
@@ -360,7 +378,10 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
         summary = stages.summarise(plan, docs, embedded, graph, fit, coords)
     with timer.stage("write", "Writing artifacts"):
         stages.write(plan, tmp, summary, fit, embedded)
+    with timer.stage("encoder", None):  # says what it does only when it exports
+        encoder = stages.export_encoder(plan, timer.log)
     manifest = _manifest(plan, summary, fit, embedded, timer, tmp)
+    manifest[artifacts.ENCODER_KEY] = encoder  # beside the run: shared by every run of the model
     artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest, indent=2))
     return manifest
 

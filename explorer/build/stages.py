@@ -6,6 +6,7 @@ next stage takes, so no stage reaches back into an earlier one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -189,6 +190,16 @@ def _add_paths(
         area[str(t)] if t != artifacts.OUTLIER else artifacts.OUTLIER_ID for t in labels
     ]
     papers["subtopic_id"] = levels.subtopic.astype(str)
+
+
+def export_encoder(plan: Plan, log: Callable[[str], None]) -> dict:
+    """The run's query encoder: the model's ONNX export (made once per model and weights,
+    under the cache) as the manifest records it, or why there is none."""
+    from explorer.build.encoder_export import export_query_encoder
+
+    return export_query_encoder(
+        plan.config.embedding_model, weights=plan.weights, cache_root=plan.cache_dir, log=log
+    )
 
 
 def write(plan: Plan, directory: Path, summary: Summary, fit: TopicFit, embedded: Embedded) -> None:

@@ -3,12 +3,22 @@ plotly renders a subset of HTML in hover text, labels and ticks, and expands ``%
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.artifacts import OUTLIER_ID
-from explorer.view.map_layout import FONT, OUTLIER_COLOR, Label, place_labels
+from explorer.view.map_layout import (
+    FONT,
+    OUTLIER_COLOR,
+    Label,
+    candidate_boxes,
+    moved,
+    place_boxes,
+)
 from explorer.view.store import available_levels, node_name, nodes_at
 from explorer.view.text import plot as esc
 from explorer.view.text import shorten
@@ -55,7 +65,7 @@ def topic_map(
     level: str,
     colors: dict[str, str],
     extent: tuple[tuple[float, float], tuple[float, float]],
-    show_labels: bool = True,
+    labels: list[dict] = (),
     height: int = 640,
     hover: pd.Series | None = None,
     highlight: pd.DataFrame | None = None,
@@ -64,9 +74,9 @@ def topic_map(
     as shades), paper_id in customdata, node labels placed without overlaps, no legend.
 
     `groups` is each paper's node id at `level` (same index as `papers`); `extent` the
-    axis ranges (the whole run's, so filtering does not move the map); `hover` is
-    `map_hover` of a frame containing these papers, if at hand; `highlight` papers
-    (search matches) are ringed.
+    axis ranges (the whole run's, so filtering does not move the map); `labels` the
+    `map_labels` to draw; `hover` is `map_hover` of a frame containing these papers, if at
+    hand; `highlight` papers (search matches) are ringed.
     """
     hover = (map_hover(papers) if hover is None else hover.loc[papers.index]).to_numpy()
     name = node_name(nodes)
@@ -80,7 +90,6 @@ def topic_map(
     ]
     if highlight is not None and len(highlight):
         data.append(_search_rings(highlight))
-    annotations = _map_labels(nodes, set(group.tolist()), level, extent) if show_labels else []
     layout = {
         "height": height,
         "margin": MARGIN,
@@ -89,7 +98,7 @@ def topic_map(
         "yaxis": {"visible": False, "range": list(extent[1])},
         "dragmode": "lasso",
         "plot_bgcolor": "white",
-        "annotations": annotations,
+        "annotations": list(labels),
     }
     return figure(data, layout)
 
@@ -138,18 +147,50 @@ def map_extent(papers: pd.DataFrame) -> tuple[tuple[float, float], tuple[float, 
     return out[0], out[1]
 
 
-def _map_labels(nodes: pd.DataFrame, shown: set[str], level: str, extent) -> list[dict]:
-    """Annotations for the labels that fit: areas first (large), then this level's nodes."""
+@dataclass(frozen=True)
+class LabelLayout:
+    """Every label the map at one level may show, in priority order (areas first, then
+    larger nodes), each with the node ids whose presence on the map calls for it and its
+    boxes at every try: computed once per run and level, placed per view."""
+
+    labels: list[Label]
+    needs: list[frozenset[str]]
+    boxes: np.ndarray  # map_layout.candidate_boxes
+    extent: tuple[tuple[float, float], tuple[float, float]]
+
+
+def label_layout(nodes: pd.DataFrame, level: str, extent) -> LabelLayout:
+    """The `LabelLayout` of the map at `level` over the axis ranges `extent`."""
     visible = nodes_at(nodes, level)
-    visible = visible[visible["node_id"].isin(shown)]
-    candidates = []
+    labels: list[Label] = []
+    needs: list[frozenset[str]] = []
     if level != "area" and "area" in available_levels(nodes):
         area = _area_of(nodes)
-        wanted = {area(n) for n in visible["node_id"]}
-        areas = nodes[(nodes["level"] == "area") & nodes["node_id"].isin(wanted)]
-        candidates += _label_candidates(areas, "area")
-    candidates += _label_candidates(visible, level)
-    placed = place_labels(candidates, extent[0], extent[1])
+        members: dict[str | None, set[str]] = {}
+        for node in visible["node_id"]:
+            members.setdefault(area(node), set()).add(node)
+        for label, node in _label_candidates(nodes[nodes["level"] == "area"], "area"):
+            labels.append(label)
+            needs.append(frozenset(members.get(node, ())))
+    for label, node in _label_candidates(visible, level):
+        labels.append(label)
+        needs.append(frozenset({node}))
+    boxes = candidate_boxes(labels, extent[0], extent[1])
+    return LabelLayout(labels, needs, boxes, extent)
+
+
+def map_labels(layout: LabelLayout, shown: Iterable[str]) -> list[dict]:
+    """Annotations for the labels that fit among those the `shown` nodes (ids at the
+    layout's level, with papers on the map) call for: areas first (large), then finer."""
+    shown = set(shown)
+    keep = [i for i, need in enumerate(layout.needs) if not need.isdisjoint(shown)]
+    (x0, x1), (y0, y1) = layout.extent
+    if not keep or x1 <= x0 or y1 <= y0:
+        return []  # nothing to label, or no plot to place labels in
+    placed = [
+        moved(layout.labels[keep[i]], box, layout.extent[0], layout.extent[1])
+        for i, box in place_boxes(layout.boxes[keep])
+    ]
     return [
         {
             "x": label.x, "y": label.y, "text": esc(label.text), "showarrow": False,
@@ -173,12 +214,14 @@ def _area_of(nodes: pd.DataFrame):
     return area
 
 
-def _label_candidates(frame: pd.DataFrame, level: str) -> list[Label]:
+def _label_candidates(frame: pd.DataFrame, level: str) -> list[tuple[Label, str]]:
     limit = 28 if level == "area" else 36
     ordered = frame.sort_values(["size", "node_id"], ascending=[False, True])
     return [
-        Label(float(x), float(y), shorten(text, limit), level)
-        for x, y, text in zip(ordered["map_x"], ordered["map_y"], ordered["label"], strict=True)
+        (Label(float(x), float(y), shorten(text, limit), level), str(node))
+        for x, y, text, node in zip(
+            ordered["map_x"], ordered["map_y"], ordered["label"], ordered["node_id"], strict=True
+        )
     ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import colorsys
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from explorer.artifacts import OUTLIER_ID, id_order
@@ -89,43 +90,98 @@ def place_labels(
     """
     if x_range[1] <= x_range[0] or y_range[1] <= y_range[0]:
         return []  # nothing to place labels in
-    placed: list[tuple[float, float, float, float]] = []
-    out = []
-    for label in candidates:
-        for nudged in _nudged(label, x_range, y_range, width=width, height=height):
-            moved = _clamped(nudged, x_range, y_range, width=width, height=height)
-            box = label_box(moved, x_range, y_range, width=width, height=height)
-            if _inside(box, width, height) and not any(_overlap(box, o) for o in placed):
-                placed.append(box)
-                out.append(moved)
-                break
+    boxes = candidate_boxes(candidates, x_range, y_range, width=width, height=height)
+    return [
+        moved(candidates[i], box, x_range, y_range, width=width, height=height)
+        for i, box in place_boxes(boxes, width=width, height=height)
+    ]
+
+
+def moved(
+    label: Label,
+    box: np.ndarray,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    *,
+    width: int = ASSUMED_WIDTH,
+    height: int = ASSUMED_HEIGHT,
+) -> Label:
+    """`label` placed at the centre of `box` (pixels), in data coordinates."""
+    x = x_range[0] + (box[0] + box[2]) / 2 / width * (x_range[1] - x_range[0])
+    y = y_range[1] - (box[1] + box[3]) / 2 / height * (y_range[1] - y_range[0])
+    return Label(float(x), float(y), label.text, label.level)
+
+
+# The tries per label, in units of (half its width, its height), screen y pointing down:
+# at its point, above, below, left, right, then the four diagonals.
+_NUDGES = np.array(
+    [(0, 0), (0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (-1, 1), (1, -1), (1, 1)], dtype=float
+)
+
+
+def candidate_boxes(
+    candidates: list[Label],
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    *,
+    width: int = ASSUMED_WIDTH,
+    height: int = ASSUMED_HEIGHT,
+) -> np.ndarray:
+    """Every candidate's box at every try, moved inside the plot where it would cross an
+    edge: (candidates, tries, [left, top, right, bottom]) in pixels. Depends only on the
+    run, the level and the plot, so the viewer computes it once and places from it."""
+    if not candidates:
+        return np.empty((0, len(_NUDGES), 4))
+    x = np.array([c.x for c in candidates], dtype=float)
+    y = np.array([c.y for c in candidates], dtype=float)
+    font = np.array([FONT[c.level] for c in candidates], dtype=float)
+    chars = np.array([len(c.text) for c in candidates], dtype=float)
+    half_w = chars * font * CHAR_WIDTH / 2 + PAD
+    half_h = font * LINE_HEIGHT / 2 + PAD
+    cx = (x - x_range[0]) / (x_range[1] - x_range[0]) * width
+    cy = (y_range[1] - y) / (y_range[1] - y_range[0]) * height
+    cx = cx[:, None] + _NUDGES[None, :, 0] * half_w[:, None]
+    cy = cy[:, None] + _NUDGES[None, :, 1] * 2 * half_h[:, None]
+    cx += _edge_shift(cx - half_w[:, None], cx + half_w[:, None], width)
+    cy += _edge_shift(cy - half_h[:, None], cy + half_h[:, None], height)
+    hw, hh = half_w[:, None], half_h[:, None]
+    return np.stack([cx - hw, cy - hh, cx + hw, cy + hh], axis=-1)
+
+
+def _edge_shift(low: np.ndarray, high: np.ndarray, size: int) -> np.ndarray:
+    """How far to move boxes spanning [low, high] to lie inside [0, size]. A 0.01-px margin
+    keeps float rounding from putting a moved box back across the edge."""
+    shift = np.maximum(0.0, -low) - np.maximum(0.0, high - size)
+    return shift + np.sign(shift) * 0.01
+
+
+def place_boxes(
+    boxes: np.ndarray, *, width: int = ASSUMED_WIDTH, height: int = ASSUMED_HEIGHT
+) -> list[tuple[int, np.ndarray]]:
+    """Greedy placement over `candidate_boxes` (in priority order): for each candidate, its
+    first try inside the plot that overlaps no box placed so far. Returns (candidate index,
+    box) of every label placed; vectorised over tries and placed boxes (a map's labels
+    were placed in Python before: 15 ms of every filter change at 3,000 papers)."""
+    inside = (
+        (boxes[..., 0] >= 0) & (boxes[..., 1] >= 0)
+        & (boxes[..., 2] <= width) & (boxes[..., 3] <= height)
+    )  # fmt: skip
+    placed = np.empty((len(boxes), 4))
+    out: list[tuple[int, np.ndarray]] = []
+    for i, tries in enumerate(boxes):
+        free = inside[i]
+        if out:
+            p = placed[: len(out)]
+            overlap = (
+                (tries[:, None, 0] < p[None, :, 2]) & (p[None, :, 0] < tries[:, None, 2])
+                & (tries[:, None, 1] < p[None, :, 3]) & (p[None, :, 1] < tries[:, None, 3])
+            )  # fmt: skip
+            free = free & ~overlap.any(axis=1)
+        if free.any():
+            box = tries[int(free.argmax())]
+            placed[len(out)] = box
+            out.append((i, box))
     return out
-
-
-def _nudged(label: Label, x_range, y_range, *, width: int, height: int) -> list[Label]:
-    """The label at its point, then moved by one box height up or down, or half a width."""
-    left, top, right, bottom = label_box(label, x_range, y_range, width=width, height=height)
-    dx = (right - left) / 2 / width * (x_range[1] - x_range[0])
-    dy = (bottom - top) / height * (y_range[1] - y_range[0])
-    steps = [(0, 0), (0, dy), (0, -dy), (-dx, 0), (dx, 0)]
-    steps += [(sx, sy) for sx in (-dx, dx) for sy in (dy, -dy)]
-    return [Label(label.x + sx, label.y + sy, label.text, label.level) for sx, sy in steps]
-
-
-def _clamped(label: Label, x_range, y_range, *, width: int, height: int) -> Label:
-    """The label moved just inside the plot where its box would cross an edge."""
-    left, top, right, bottom = label_box(label, x_range, y_range, width=width, height=height)
-    shift_x = max(0.0, -left) - max(0.0, right - width)
-    shift_y = max(0.0, -top) - max(0.0, bottom - height)
-    # A 0.01-px margin keeps float rounding from putting the box back across the edge.
-    shift_x += 0.01 if shift_x > 0 else (-0.01 if shift_x < 0 else 0.0)
-    shift_y += 0.01 if shift_y > 0 else (-0.01 if shift_y < 0 else 0.0)
-    return Label(
-        label.x + shift_x / width * (x_range[1] - x_range[0]),
-        label.y - shift_y / height * (y_range[1] - y_range[0]),
-        label.text,
-        label.level,
-    )
 
 
 def label_box(
@@ -143,11 +199,3 @@ def label_box(
     half_w = len(label.text) * font * CHAR_WIDTH / 2 + PAD
     half_h = font * LINE_HEIGHT / 2 + PAD
     return (px - half_w, py - half_h, px + half_w, py + half_h)
-
-
-def _inside(box: tuple[float, float, float, float], width: int, height: int) -> bool:
-    return box[0] >= 0 and box[1] >= 0 and box[2] <= width and box[3] <= height
-
-
-def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]

@@ -111,22 +111,31 @@ def year_range(chosen: tuple[int, int] | None, available: list[int]) -> tuple[in
     return (int(chosen[0]), int(chosen[1]))
 
 
-def search_mask(papers: pd.DataFrame, query: str) -> np.ndarray:
-    """Case-insensitive literal match of every word of `query` in title, abstract or authors."""
+def search_haystack(papers: pd.DataFrame) -> pd.Series:
+    """What the text search looks in: title, abstract and authors, casefolded, as Python
+    strings (a substring test per string is 2.5x faster than Arrow's on abstracts). Built
+    once per run by the pages, where it was most of a search's cost, and passed in."""
+    text = papers["title"] + "\n" + papers["abstract"] + "\n" + papers["authors"]
+    return pd.Series([t.casefold() for t in text], index=papers.index, dtype=object)
+
+
+def search_mask(papers: pd.DataFrame, query: str, haystack: pd.Series | None = None) -> np.ndarray:
+    """Case-insensitive literal match of every word of `query` in title, abstract or authors.
+
+    `haystack` is `search_haystack` of a frame holding these papers (rows matched by index).
+    """
     words = query.casefold().split()
     if not words:
         return np.ones(len(papers), dtype=bool)
-    haystack = (
-        papers["title"] + "\n" + papers["abstract"] + "\n" + papers["authors"]
-    ).str.casefold()
-    mask = np.ones(len(papers), dtype=bool)
-    for word in words:
-        mask &= haystack.str.contains(word, regex=False).to_numpy()
-    return mask
+    hay = search_haystack(papers) if haystack is None else haystack.loc[papers.index]
+    texts = hay.to_numpy()
+    return np.fromiter((all(w in t for w in words) for t in texts), dtype=bool, count=len(texts))
 
 
-def filter_mask(papers: pd.DataFrame, filters: Filters) -> np.ndarray:
-    """Which rows of `papers` pass every filter."""
+def filter_mask(
+    papers: pd.DataFrame, filters: Filters, haystack: pd.Series | None = None
+) -> np.ndarray:
+    """Which rows of `papers` pass every filter (`haystack`: see `search_mask`)."""
     mask = np.ones(len(papers), dtype=bool)
     if filters.topics:  # node ids of any level: a paper passes when its path holds one
         chosen = [str(t) for t in filters.topics]
@@ -148,12 +157,14 @@ def filter_mask(papers: pd.DataFrame, filters: Filters) -> np.ndarray:
     if filters.min_probability > 0:
         mask &= (papers["probability"] >= filters.min_probability).to_numpy()
     if filters.query.strip():
-        mask &= search_mask(papers, filters.query)
+        mask &= search_mask(papers, filters.query, haystack)
     return mask
 
 
-def filter_papers(papers: pd.DataFrame, filters: Filters) -> pd.DataFrame:
-    return papers.loc[filter_mask(papers, filters)]
+def filter_papers(
+    papers: pd.DataFrame, filters: Filters, haystack: pd.Series | None = None
+) -> pd.DataFrame:
+    return papers.loc[filter_mask(papers, filters, haystack)]
 
 
 # --- selections ------------------------------------------------------------------------

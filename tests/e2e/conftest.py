@@ -147,3 +147,120 @@ def no_exception(page) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
         '[data-testid="stException"]'
     ).first.inner_text()
+
+
+# --- `explorer serve` / a published serve.py: haproxy and N workers ---------------------
+
+
+def haproxy_or_skip() -> str:
+    """haproxy's path; a skip with the reason outside CI, a failure in CI."""
+    from explorer.serve import find_haproxy
+
+    found = find_haproxy()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "haproxy is missing in CI: `make test` installs it (apt-get install haproxy)"
+            )
+        pytest.skip("haproxy not installed (make test installs it when run as root)")
+    return found
+
+
+def start_serve(
+    command: list[str], *, cwd: Path, cache: Path | None, log: Path, timeout: float = 180
+) -> tuple[subprocess.Popen, str]:
+    """Run a serve command (its stderr into `log`) until it prints the URL it serves;
+    `cache` None leaves the cache to the command's default."""
+    env = {k: v for k, v in os.environ.items() if k != "EXPLORER_CACHE_DIR"}
+    if cache is not None:
+        env["EXPLORER_CACHE_DIR"] = str(cache)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    deadline = time.monotonic() + timeout
+    while "Serving http" not in log.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            kill_tree(proc)
+            pytest.fail(f"serve did not start (status {proc.poll()}): {log.read_text()[-2000:]}")
+        time.sleep(0.5)
+    line = next(ln for ln in log.read_text().splitlines() if "Serving http" in ln)
+    return proc, line.split("Serving ", 1)[1].split()[0]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid` (Linux /proc)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                children = {int(c) for c in task.read_text().split()}
+                todo += sorted(children - found)
+                found |= children
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    """The pids still running (zombies waiting for a reaper count as gone)."""
+    running = set()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] != "Z":
+                running.add(pid)
+    return running
+
+
+def kill_tree(proc: subprocess.Popen, extra: set[int] = frozenset()) -> None:
+    """Cleanup after a failed test: the supervisor and anything it started, by pid."""
+    pids = descendants(proc.pid) | set(extra)
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10  # children get SIGTERM from the kernel (PDEATHSIG)
+    while alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in alive(pids):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+
+
+def run_async(coro, timeout: float = 300):
+    """Run a coroutine in a thread of its own: the session's Playwright browser keeps an
+    event loop running in this one, and asyncio.run refuses to nest."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result(timeout=timeout)
+
+
+@contextlib.asynccontextmanager
+async def proxied_visit(url: str, corpus: str, cookies: dict[str, str] | None = None):
+    """A browser's visit through the proxy, with its own cookie jar (bench.load.visit).
+    Yields (jar, worker that answered the websocket, a bench.load StreamlitClient)."""
+    from bench.load import visit
+
+    async with visit(url, corpus, cookies) as (jar, ws, client):
+        yield jar, ws.response.headers.get("X-Explorer-Worker"), client
+
+
+def check_rerun(run) -> None:
+    """The script finished, without an exception, and shows the paper count."""
+    assert run.status == "FINISHED_SUCCESSFULLY", run.status
+    assert not run.exceptions, run.exceptions
+    assert run.caption() is not None
+
+
+async def load_and_filter(client) -> None:
+    """The page's first run, then a search that changes the paper count."""
+    import asyncio
+
+    from bench.load import SEARCH_LABEL
+
+    first = await asyncio.wait_for(client.rerun({}), 120)
+    check_rerun(first)
+    changed = await asyncio.wait_for(client.rerun({SEARCH_LABEL: "reinforcement"}), 120)
+    check_rerun(changed)
+    assert changed.caption() != first.caption()

@@ -108,6 +108,36 @@ def test_shared_link_reproduces_the_view_in_a_fresh_browser(server, browser, pag
         other.close()
 
 
+def test_ask_box_reruns_its_part_and_its_link_reproduces_the_view(server, browser, page):
+    """The "ask" box lives in a fragment (only the map part reruns), yet its value still
+    reaches the URL, and the link shows the same matches in a fresh browser."""
+    page.goto(f"{server}/topic_map")
+    wait_for_app(page)
+    ask = page.get_by_role("textbox", name="Ask in your own words")
+    ask.fill("spiking neurons")
+    ask.press("Enter")
+    page.get_by_text("Search matches (ringed on the map)").wait_for(timeout=30_000)
+    wait_for_app(page)
+    page.wait_for_function("() => location.search.includes('ask=spiking')")
+    first = _first_match(page)
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = other.new_page()
+        fresh.goto(page.url)
+        fresh.get_by_text("Search matches (ringed on the map)").wait_for(timeout=30_000)
+        wait_for_app(fresh)
+        assert _first_match(fresh) == first
+        fresh.screenshot(path=str(ARTIFACTS / "ask_shared_link.png"), full_page=True)
+    finally:
+        other.close()
+
+
+def _first_match(page) -> str:
+    """The first row of the search results table (the grid's accessible table)."""
+    grid = page.locator('[data-testid="stDataFrame"]').last
+    return grid.locator("table tr").nth(1).inner_text(timeout=30_000)
+
+
 def test_csv_download_has_the_filtered_rows(server, seed_run, page, tmp_path):
     import csv
 
@@ -118,7 +148,7 @@ def test_csv_download_has_the_filtered_rows(server, seed_run, page, tmp_path):
     caption = page.get_by_text("papers match the filters").first.inner_text()
     expected = int(caption.split(" of ")[0])
     with page.expect_download() as download:
-        page.get_by_role("button", name="Download these papers (CSV)").click()
+        page.get_by_role("button", name=f"Download these {expected} papers (CSV)").click()
     path = tmp_path / "papers.csv"
     download.value.save_as(path)
     with path.open(newline="", encoding="utf-8") as handle:

@@ -1,6 +1,7 @@
 """`explorer publish`: the folder serves every page from a venv holding only its
-requirements.txt (no torch, no sentence-transformers), and the Dockerfile's entry point
-and health check work as written (run here without Docker: no engine on this machine)."""
+requirements.txt (no torch, no sentence-transformers), semantic search included (the
+model's ONNX export), and the Dockerfile's entry point and health check work as written
+(run here without Docker: no engine on this machine)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from tests.e2e.conftest import _free_port, no_exception, start_server, stop_server, wait_for_app
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    _free_port,
+    no_exception,
+    start_server,
+    stop_server,
+    wait_for_app,
+)
 
 PAGES = ["", "topic_map", "topics", "trends", "papers"]
 BUILD_PACKAGES = ("torch", "sentence_transformers", "bertopic", "umap", "hdbscan", "sklearn")
@@ -56,9 +64,15 @@ def test_folder_contents_and_requirements(published):
     requirements = (published / "requirements.txt").read_text()
     assert re.search(r"^streamlit==", requirements, re.M)
     assert not re.search(r"torch|sentence|bertopic|umap|hdbscan", requirements)
+    assert re.search(r"^onnxruntime==", requirements, re.M)
+    assert re.search(r"^tokenizers==", requirements, re.M)
+    (graph,) = (published / "cache" / "models" / "onnx").glob("*/model.onnx")
+    for name in ("model.onnx.data", "tokenizer.json", "encoder.json"):
+        assert (graph.parent / name).is_file()
     assert not (published / "explorer" / "pipeline.py").exists()
     readme = (published / "README.md").read_text()
     assert "main file `app.py`" in readme
+    assert "works out of the box" in readme
     assert f"Python {sys.version_info.major}.{sys.version_info.minor}" in readme
 
 
@@ -66,6 +80,8 @@ def test_viewer_env_has_no_build_packages(viewer_python):
     for name in BUILD_PACKAGES:
         probe = subprocess.run([viewer_python, "-c", f"import {name}"], capture_output=True)
         assert probe.returncode != 0, f"{name} is importable in the viewer-only environment"
+    probe = subprocess.run([viewer_python, "-c", "import onnxruntime, tokenizers"])
+    assert probe.returncode == 0  # what semantic search runs on instead
 
 
 def test_published_folder_serves_every_page_viewer_only(published, viewer_python, browser):
@@ -78,11 +94,13 @@ def test_published_folder_serves_every_page_viewer_only(published, viewer_python
             wait_for_app(page)
             no_exception(page)
             assert page.locator('[data-testid="stMain"] h1').count() >= 1
-        # Semantic search falls back to TF-IDF, and says so, without the model packages.
+        # Semantic search works without the model packages: the ONNX export embeds the query.
         page.goto(f"{url}/papers?corpus=seed&ask=spiking+neural+networks")
         wait_for_app(page)
         no_exception(page)
-        assert page.get_by_text("Keyword (TF-IDF) ranking").count() == 1
+        assert page.get_by_text("Keyword (TF-IDF) ranking").count() == 0
+        assert page.get_by_text("(score: cosine similarity)").count() == 1
+        page.screenshot(path=str(ARTIFACTS / "published-semantic-search.png"), full_page=True)
         context.close()
     finally:
         stop_server(proc)
@@ -133,8 +151,60 @@ def test_pip_install_dot_is_the_viewer_and_build_extra_the_pipeline():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     base = {re.split(r"[<>=\[ ]", d)[0] for d in project["dependencies"]}
     build = {re.split(r"[<>=\[ ]", d)[0] for d in project["optional-dependencies"]["build"]}
-    assert base == {"streamlit", "plotly", "pandas", "pyarrow", "numpy"}
-    assert {"bertopic", "sentence-transformers", "umap-learn", "hdbscan", "torch"} <= build
+    assert base == {
+        "streamlit",
+        "plotly",
+        "pandas",
+        "pyarrow",
+        "numpy",
+        "onnxruntime",
+        "tokenizers",
+    }
+    assert {"bertopic", "sentence-transformers", "umap-learn", "hdbscan", "torch", "onnx"} <= build
     from explorer.publish import VIEWER_PACKAGES
 
     assert set(VIEWER_PACKAGES) == base  # a published folder installs what `pip install .` does
+
+
+async def _two_visits(url: str) -> set[str]:
+    """Two browsers at once through the proxy; both run the page and filter it."""
+    from tests.e2e.conftest import load_and_filter, proxied_visit
+
+    async with proxied_visit(url, "seed") as (first_jar, first, first_client):
+        await load_and_filter(first_client)
+        async with proxied_visit(url, "seed") as (second_jar, second, second_client):
+            await load_and_filter(second_client)
+    assert (first_jar["SERVERID"], second_jar["SERVERID"]) == (first, second)
+    return {first, second}
+
+
+def test_published_folder_serves_with_two_workers_behind_haproxy(
+    published, viewer_python, tmp_path
+):
+    """`python serve.py --workers 2` in the folder, from the viewer-only venv: sessions reach
+    both workers through haproxy, and SIGTERM stops it all."""
+    import signal
+
+    from tests.e2e.conftest import (
+        alive,
+        descendants,
+        haproxy_or_skip,
+        kill_tree,
+        run_async,
+        start_serve,
+    )
+
+    haproxy_or_skip()
+    assert "python serve.py --workers" in (published / "README.md").read_text()
+    port = str(_free_port())
+    command = [viewer_python, "serve.py", "--workers", "2", "--port", port]
+    proc, url = start_serve(command, cwd=published, cache=None, log=tmp_path / "serve.log")
+    try:
+        assert run_async(_two_visits(url)) == {"w1", "w2"}
+        tree = descendants(proc.pid)
+        assert len(tree) == 3  # haproxy and two workers
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        assert alive(tree) == set(), "processes left running after SIGTERM"
+    finally:
+        kill_tree(proc)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +15,41 @@ import streamlit as st
 from explorer import artifacts
 from explorer.errors import ArtifactError
 from explorer.view.map_layout import node_colors
+from explorer.view.store import Filters, available_levels, filter_mask, search_haystack
 from explorer.view.text import md
 from explorer.view.ui import state
+
+
+class Memo:
+    """A bounded, thread-safe memo shared by every session: least recently used goes first.
+
+    Sessions run their scripts in threads of one process, so the lock guards the order
+    bookkeeping; a value computed twice by two sessions at once is harmless (same value).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._values: OrderedDict[Hashable, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], object]) -> object:
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+        value = make()
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.limit:
+                self._values.popitem(last=False)
+        return value
+
+
+# Run-wide values (lookups, hover texts, label placements): small, and few per run.
+RUN_MEMO_ENTRIES = 512
+# Views (a filter state's rows, a figure): a 3,000-paper map figure holds ~1 MB of Python
+# objects, so 64 recent views cost tens of MB per run, not GBs.
+VIEW_MEMO_ENTRIES = 64
 
 
 @dataclass(frozen=True)
@@ -36,6 +71,8 @@ class RunData:
     doc_terms_indptr: np.ndarray
     doc_terms_indices: np.ndarray
     embeddings: np.ndarray  # unit-length float16, row i = papers row i
+    memo: Memo = field(default_factory=lambda: Memo(RUN_MEMO_ENTRIES), repr=False, compare=False)
+    views: Memo = field(default_factory=lambda: Memo(VIEW_MEMO_ENTRIES), repr=False, compare=False)
 
     def row_of(self, paper_ids) -> np.ndarray:
         """Row positions (into the doc-term matrix) of the given papers."""
@@ -50,16 +87,32 @@ class RunData:
 def load_run(cache_dir: str, corpus: str, run_id: str) -> RunData:
     run = artifacts.open_run(Path(cache_dir), corpus, run_id)
     tables = {name: run.table(name) for name in artifacts.TABLES}
+    tables["papers"] = _python_strings(tables["papers"])
     arrays = {name: run.array(name) for name in artifacts.ARRAYS}
     return RunData(corpus=corpus, run_id=run.run_id, manifest=run.manifest, **tables, **arrays)
+
+
+def _python_strings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as Python strings: every filter change takes a subset of the papers,
+    and taking Arrow string columns (abstracts above all) was the largest part of a map
+    rerun (17% at 3,000 papers); taking object columns moves pointers only."""
+    text = [c for c in frame.columns if isinstance(frame[c].dtype, pd.StringDtype)]
+    return frame.astype(dict.fromkeys(text, object))
 
 
 def cache_dir() -> Path:
     return artifacts.default_cache_dir()
 
 
+@st.cache_data(ttl=2, show_spinner=False)
+def _corpora(cache: str) -> list[str]:
+    return artifacts.list_corpora(Path(cache))
+
+
 def corpora() -> list[str]:
-    return artifacts.list_corpora(cache_dir())
+    """The corpora built under the cache. Listing them checks every folder (10% of a map
+    rerun's CPU under load), so the list is kept for 2 s: a new build shows up after that."""
+    return _corpora(str(cache_dir()))
 
 
 def headline(corpus: str) -> str:
@@ -112,19 +165,51 @@ def default_keywords(data: RunData) -> list[str]:
     return _default_keywords(str(cache_dir()), data.corpus, data.run_id)
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
-def _per_run(corpus: str, run_id: str, name: str, args: tuple, _data: RunData, _fn: Callable):
-    return _fn(_data, *args)
+def _key(fn: Callable, args: tuple) -> tuple:
+    return (fn.__module__, fn.__qualname__, args)
 
 
 def per_run(data: RunData, fn: Callable, *args: Hashable):
     """`fn(data, *args)` computed once per run and arguments, shared by every session.
 
-    For the aggregate queries of the Trends page: each scans the keyword table (~1 s of
-    a 3,000-paper page run in all), and the same few arguments repeat on every rerun.
-    Results are shared objects: callers must not modify them.
+    For what every rerun would otherwise repeat although only the run decides it: lookups,
+    hover texts, label placements, the Trends page's aggregate queries (each scans the
+    keyword table). Results are shared objects: callers must not modify them.
     """
-    return _per_run(data.corpus, data.run_id, f"{fn.__module__}.{fn.__qualname__}", args, data, fn)
+    return data.memo.get(_key(fn, args), lambda: fn(data, *args))
+
+
+def per_view(data: RunData, fn: Callable, *args: Hashable):
+    """`fn(data, *args)` for one view (filters, level, ...), kept for the most recent views.
+
+    Two visitors on the same view, or one going back to a view, are served from here; the
+    bound keeps memory flat however many distinct views a crowd asks for.
+    """
+    return data.views.get(_key(fn, args), lambda: fn(data, *args))
+
+
+def _haystack(data: RunData) -> pd.Series:
+    return search_haystack(data.papers)
+
+
+def _filtered(data: RunData, filters: Filters) -> pd.DataFrame:
+    return data.papers.loc[filter_mask(data.papers, filters, per_run(data, _haystack))]
+
+
+def filtered(data: RunData, filters: Filters) -> pd.DataFrame:
+    """The papers that pass `filters`, kept per view: the search over every abstract is
+    the costly part, and the frame itself is small (its text columns hold pointers to the
+    run's strings). Shared: callers must not modify it."""
+    return per_view(data, _filtered, filters)
+
+
+def _levels(data: RunData) -> list[str]:
+    return available_levels(data.nodes)
+
+
+def levels(data: RunData) -> list[str]:
+    """`store.available_levels` of this run, once per run. Callers must not modify it."""
+    return per_run(data, _levels)
 
 
 def _node_colors(data: RunData) -> dict[str, str]:

@@ -1,9 +1,10 @@
 """Free-text search for the papers page and the map: "papers about X" in the user's words.
 
-The model that built the corpus (named in the manifest) embeds the query; it is loaded on
-the first query, never on page load, so browsing costs nothing. Where it cannot be
-loaded (a viewer-only install without the build extra, or a hub model while offline),
-papers are ranked by TF-IDF over titles and abstracts, with a notice that says so.
+The model that built the corpus embeds the query: its ONNX export named in the manifest
+(onnxruntime, no torch), else the model itself (explorer.view.encoder). It is loaded on the
+first query, never on page load, so browsing costs nothing. Where neither can be had (no
+export and no model packages, or a hub model while offline), papers are ranked by TF-IDF
+over titles and abstracts, with a notice that says so.
 """
 
 from __future__ import annotations
@@ -12,29 +13,31 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer import artifacts
 from explorer.view import encoder, search
+from explorer.view.store import Filters
 from explorer.view.text import md_format
 from explorer.view.ui import state
-from explorer.view.ui.data import RunData, per_run
+from explorer.view.ui.data import RunData, cache_dir, filtered, per_run, per_view
 from explorer.view.ui.widgets import paper_table
 
 RESULTS = 50
 SCORE_KINDS = {"semantic": "cosine similarity", "tf-idf": "TF-IDF match, not semantic"}
 
 
-@st.cache_resource(show_spinner="Loading the embedding model (first query only)…", max_entries=2)
-def _model(name: str) -> tuple[object | None, str | None]:
-    """The model, or why it cannot be had; a failure is cached too, so a model that cannot
+@st.cache_resource(show_spinner="Loading the query encoder (first query only)…", max_entries=2)
+def _model(name: str, onnx: artifacts.EncoderRef | None) -> tuple[object | None, str | None]:
+    """The encoder, or why it cannot be had; a failure is cached too, so a model that cannot
     load (e.g. a hub model while offline) is not retried on every query."""
     try:
-        return encoder.load_encoder(name), None
+        return encoder.load_encoder(name, onnx), None
     except Exception as exc:  # noqa: BLE001 - any load failure means: fall back, say why
         return None, str(exc).splitlines()[0][:160]
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _query_vector(name: str, query: str) -> np.ndarray:
-    model, _ = _model(name)
+def _query_vector(name: str, onnx: artifacts.EncoderRef | None, query: str) -> np.ndarray:
+    model, _ = _model(name, onnx)
     return encoder.encode_query(model, query)
 
 
@@ -49,21 +52,46 @@ def scores(data: RunData, query: str) -> tuple[np.ndarray, str, str | None]:
     """Scores for every paper, how they were computed ('semantic' or 'tf-idf'), and why
     not semantic when it is not."""
     model = data.manifest.get("config", {}).get("embedding_model", "")
+    onnx = artifacts.encoder_ref(cache_dir(), data.manifest)
     reason = None
-    if not encoder.encoder_available():
-        reason = "the embedding model is not installed here (viewer-only install)"
-    elif (error := _model(model)[1]) is not None:
+    if not encoder.encoder_available(onnx):
+        reason = _unavailable(onnx)
+    elif (error := _model(model, onnx)[1]) is not None:
         reason = f"model {model!r} could not be loaded ({error})"
     else:
-        vector = _query_vector(model, query)
+        vector = _query_vector(model, onnx, query)
         if vector.shape[0] == data.embeddings.shape[1]:
             return search.semantic_scores(data.embeddings, vector), "semantic", None
         reason = f"model {model!r} does not match this corpus's stored embeddings"
     return search.lexical_scores(per_run(data, _lexical_index), query), "tf-idf", reason
 
 
-def search_box(data: RunData, shown: pd.DataFrame) -> pd.DataFrame | None:
-    """The query box; returns the best matches among `shown` (with a `score`), or None."""
+def _unavailable(onnx: artifacts.EncoderRef | None) -> str:
+    if onnx is None:
+        return "this build has no ONNX export of its model, and the model is not installed here"
+    return "onnxruntime and tokenizers are not installed here (pip install -r requirements.txt)"
+
+
+def matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame, str | None]:
+    """The best matches for `query` among the papers passing `filters` (with a `score`),
+    and why the ranking is not semantic when it is not; kept per view."""
+    return per_view(data, _matches, filters, query)
+
+
+def _matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame, str | None]:
+    ranked, how, reason = scores(data, query)
+    best = search.top(ranked, filtered(data, filters).index.to_numpy(), RESULTS)
+    found = data.papers.loc[best].assign(score=ranked[best].astype(np.float32))
+    if how == "tf-idf":
+        found = found[found["score"] > 0]
+    found.attrs["score_kind"] = SCORE_KINDS[how]  # the table says which score it shows
+    found.attrs["query"] = query
+    return found, reason
+
+
+def search_box(data: RunData, filters: Filters) -> pd.DataFrame | None:
+    """The query box; returns the best matches among the filtered papers (the query in
+    `attrs["query"]`), or None."""
     query = st.text_input(
         "Ask in your own words",
         key=state.ASK,
@@ -73,16 +101,11 @@ def search_box(data: RunData, shown: pd.DataFrame) -> pd.DataFrame | None:
     ).strip()
     if not query:
         return None
-    ranked, how, reason = scores(data, query)
+    found, reason = matches(data, filters, query)
     if reason:
         st.info(
             md_format("Keyword (TF-IDF) ranking, not semantic search: {reason}.", reason=reason)
         )
-    best = search.top(ranked, shown.index.to_numpy(), RESULTS)
-    found = data.papers.loc[best].assign(score=ranked[best].astype(np.float32))
-    if how == "tf-idf":
-        found = found[found["score"] > 0]
-    found.attrs["score_kind"] = SCORE_KINDS[how]  # the table says which score it shows
     return found
 
 

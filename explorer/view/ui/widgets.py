@@ -3,15 +3,21 @@ address bar always reproduces the view."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import quote_plus, urlencode
 
 import pandas as pd
 import streamlit as st
 
-from explorer.view.store import Filters, available_levels, node_name, year_range
+from explorer.view.store import (
+    Filters,
+    export_frame,
+    node_name,
+    year_range,
+)
 from explorer.view.text import md_format, shorten
 from explorer.view.ui import state
-from explorer.view.ui.data import RunData
+from explorer.view.ui.data import RunData, levels, per_run
 
 
 def warn_unknown(param: str, valid: list[str]) -> None:
@@ -32,40 +38,60 @@ def warn_unknown(param: str, valid: list[str]) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _Choices:
+    """What the sidebar's pickers offer: the same for every rerun of a run."""
+
+    node_ids: list[str]
+    names: dict[str, str]  # node id -> "id: label"
+    statuses: list[str]
+    venues: list[str]
+    years: list[int]
+
+
+def _choices(data: RunData) -> _Choices:
+    papers, name = data.papers, node_name(data.nodes)
+    nodes = data.nodes.loc[data.nodes["level"].isin(levels(data)), "node_id"].tolist()
+    return _Choices(
+        node_ids=nodes,
+        names={n: name(n) for n in nodes},
+        statuses=sorted(s for s in papers["status"].unique() if s),
+        venues=sorted(v for v in papers["venue"].unique() if v),
+        years=sorted(int(y) for y in papers["year"].dropna().unique()),
+    )
+
+
 def filter_sidebar(data: RunData) -> Filters:
     """The composable filters, in the sidebar; returns what they currently say."""
-    papers = data.papers
+    choices: _Choices = per_run(data, _choices)
+    years = choices.years
     with st.sidebar:
         st.subheader("Filters")
-        levels = available_levels(data.nodes)  # no stand-in areas for small corpora
-        node_ids = data.nodes.loc[data.nodes["level"].isin(levels), "node_id"].tolist()
-        name = node_name(data.nodes)
-        warn_unknown(state.TOPICS, [name(n) for n in node_ids])
+        warn_unknown(state.TOPICS, list(choices.names.values()))
         topics = st.multiselect(
             "Areas, topics and subtopics",
-            node_ids,
+            choices.node_ids,
             key=state.TOPICS,
             bind="query-params",
-            format_func=name,
+            format_func=choices.names.__getitem__,
         )
         query = st.text_input(
             "Search title, abstract, authors", key=state.QUERY, bind="query-params"
         )
-        statuses = sorted(s for s in papers["status"].unique() if s)
+        statuses = choices.statuses
         warn_unknown(state.STATUS, statuses)
         chosen_status = (
             st.multiselect("Status", statuses, key=state.STATUS, bind="query-params")
             if statuses
             else []
         )
-        venues = sorted(v for v in papers["venue"].unique() if v)
+        venues = choices.venues
         warn_unknown(state.VENUE, venues if len(venues) > 1 else [])
         chosen_venues = (
             st.multiselect("Venue", venues, key=state.VENUE, bind="query-params")
             if len(venues) > 1
             else []
         )
-        years = sorted(int(y) for y in papers["year"].dropna().unique())
         chosen_years = None
         if len(years) > 1:
             chosen_years = st.slider(
@@ -102,6 +128,20 @@ TABLE_COLUMNS = (
 )  # fmt: skip
 
 
+# Rows a table sends to the browser: enough to read, scroll and click; every filter change
+# re-sent all 3,000 rows before (Arrow-encoded, with a link per row).
+TABLE_ROWS = 200
+# How a capped table can be ordered before the cap, so the rows sent are the ones asked for
+# (clicking a header sorts only the rows sent): label -> (column, ascending).
+SORTS = {
+    "as listed": None,
+    "year, newest first": ("year", False),
+    "year, oldest first": ("year", True),
+    "title": ("title", True),
+    "topic probability": ("probability", False),
+}
+
+
 def paper_table(
     papers: pd.DataFrame,
     *,
@@ -109,10 +149,16 @@ def paper_table(
     key: str,
     height: int = 400,
     columns: tuple[str, ...] = TABLE_COLUMNS,
+    download: str | None = None,
 ) -> None:
-    """Papers (rows of `data.papers`) as a table, text only, each with a link to its detail."""
-    table = papers.loc[:, list(columns)].copy()
-    table.insert(0, "open", detail_links(data).loc[papers.index].to_numpy())
+    """Papers (rows of `data.papers`) as a table, text only, each with a link to its detail.
+
+    At most TABLE_ROWS rows are sent; above that a caption gives the count, a picker sorts
+    every row before the cap, and `download` (a file name) offers all rows as CSV.
+    """
+    sent = _capped(papers, key) if len(papers) > TABLE_ROWS else papers
+    table = sent.loc[:, list(columns)].copy()
+    table.insert(0, "open", detail_links(data).loc[sent.index].to_numpy())
     st.dataframe(
         table,
         key=key,
@@ -125,6 +171,40 @@ def paper_table(
             "year": st.column_config.NumberColumn(format="%d"),
         },
     )
+    if download:
+        export_button(papers, data, download, key=f"{key}_csv")
+
+
+def _capped(papers: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The first TABLE_ROWS rows in the order picked, under a caption that says so."""
+    left, right = st.columns([3, 2], vertical_alignment="center")
+    order = right.selectbox(
+        "Sort by",
+        list(SORTS),
+        key=f"{key}_sort",
+        format_func="Sort: {}".format,
+        label_visibility="collapsed",
+    )
+    left.caption(
+        md_format("First {k:,} of {n:,} papers, {order}.", k=TABLE_ROWS, n=len(papers), order=order)
+    )
+    ordered = papers
+    if SORTS[order] is not None:
+        column, ascending = SORTS[order]
+        ordered = papers.sort_values(column, ascending=ascending, kind="stable", na_position="last")
+    return ordered.head(TABLE_ROWS)
+
+
+def export_button(papers: pd.DataFrame, data: RunData, name: str, *, key: str) -> None:
+    """Every row of `papers` as CSV, with their areas, topics and subtopics; built on click."""
+    st.download_button(
+        md_format("Download these {n:,} papers (CSV)", n=len(papers)),
+        lambda: export_frame(papers, data.nodes).to_csv(index=False),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=key,
+        on_click="ignore",
+    )
 
 
 LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
@@ -132,12 +212,12 @@ LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
 
 def level_picker(data: RunData, *, default: str = "topic") -> str:
     """Area / topic / subtopic, in the URL as ?level=; only the levels this run has."""
-    levels = available_levels(data.nodes)
-    warn_unknown(state.LEVEL, levels)
+    options = levels(data)
+    warn_unknown(state.LEVEL, options)
     return st.radio(
         "Level",
-        levels,
-        index=levels.index(default) if default in levels else 0,
+        options,
+        index=options.index(default) if default in options else 0,
         key=state.LEVEL,
         bind="query-params",  # the URL holds the option as shown: ?level=area
         horizontal=True,
@@ -194,7 +274,8 @@ def query_select(
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _links(corpus: str, run_id: str, _papers: pd.DataFrame) -> pd.Series:
     prefix = detail_link("", corpus)
-    return pd.Series([prefix + quote_plus(p) for p in _papers["paper_id"]], index=_papers.index)
+    links = [prefix + quote_plus(p) for p in _papers["paper_id"]]
+    return pd.Series(links, index=_papers.index, dtype=object)  # taken per table: see data.py
 
 
 def detail_links(data: RunData) -> pd.Series:

@@ -1,0 +1,525 @@
+"""`explorer serve`: N Streamlit workers behind haproxy, started and stopped by one command.
+
+One Streamlit process runs its scripts on one core; a shared dashboard gets every core only
+from several processes. haproxy spreads new sessions over them (leastconn: a websocket is a
+long-lived connection), keeps each browser on its worker with a `SERVERID` cookie (a session's
+state lives in one process; source-address hashing would pin every client behind one NAT, or
+on localhost, to one worker), proxies Streamlit's websocket, and takes a worker out of
+rotation when its `/_stcore/health` fails. This process supervises: a worker that exits is
+restarted on its port, and Ctrl-C or SIGTERM stops haproxy and every worker.
+
+Stdlib only (and `explorer.errors`), so a published folder's `serve.py` runs the same code
+from a viewer-only install. Files it writes go to `<cache>/.serve/<port>/` (a name no corpus
+can have): the haproxy config and one log per worker, rewritten on every start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import errno
+import functools
+import importlib.util
+import os
+import secrets
+import shutil
+import signal
+import socket
+import string
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from explorer.errors import ExplorerError
+from explorer.names import NAME_RE, RESERVED_NAMES
+
+DEFAULT_PORT = 8501
+# Loopback by default, as a TLS proxy in front is the way to share it (README, Hosting).
+DEFAULT_ADDRESS = "127.0.0.1"
+HEALTH_PATH = "/_stcore/health"
+HAPROXY_PATHS = ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
+RUNTIME_DIR = ".serve"
+# explorer.artifacts' corpus names and the cache's other folders (that module loads pandas).
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 10.0
+POLL_S = 0.5
+# A worker that exits this often within the window is broken, not unlucky: stop.
+RESTART_LIMIT = 3
+RESTART_WINDOW_S = 60.0
+_STOP_SIGNALS = tuple(
+    getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)
+)
+_PR_SET_PDEATHSIG = 1
+
+HAPROXY_CONFIG = string.Template("""\
+# Written by `explorer serve` on every start; edits are overwritten.
+global
+    maxconn 4096
+    # Fail when the port is taken rather than share it with another listener.
+    noreuseport
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-request 10s
+    timeout check 2s
+    # A browser tab keeps its websocket open for the whole visit.
+    timeout tunnel 1h
+    timeout client-fin 5s
+    # A dead worker's sessions move to a live one (the browser then starts a new session).
+    option redispatch 1
+    retries 2
+
+frontend explorer
+    bind ${bind}
+    default_backend workers
+
+backend workers
+    balance leastconn
+    cookie SERVERID insert indirect nocache httponly
+    option httpchk GET ${health}
+    http-check expect status 200
+    default-server check inter 2s fall 2 rise 1
+    http-response set-header X-Explorer-Worker %s
+${servers}
+""")
+
+
+class ServeError(ExplorerError):
+    """`explorer serve` cannot start or keep serving; the message says what to do."""
+
+
+class _Stop(Exception):
+    """A stop signal (SIGINT, SIGTERM, SIGHUP) arrived: shut down cleanly."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What to serve: the app folder (its .streamlit/config.toml applies), the cache, how."""
+
+    app_dir: Path
+    cache_dir: Path
+    workers: int
+    port: int = DEFAULT_PORT
+    address: str = DEFAULT_ADDRESS
+
+
+@dataclass
+class Worker:
+    """One `streamlit run` on a loopback port; restarted on the same port when it exits."""
+
+    name: str
+    port: int
+    log_path: Path
+    proc: subprocess.Popen | None = None
+    healthy: bool = False
+    exits: list[float] = field(default_factory=list)
+
+
+def default_workers() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options `explorer serve` and a published folder's `serve.py` share."""
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        help=f"Streamlit processes (default: the cores available, {default_workers()})",
+    )
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"public port (default {DEFAULT_PORT})"
+    )
+    parser.add_argument(
+        "--address",
+        default=DEFAULT_ADDRESS,
+        help=f"address to listen on (default {DEFAULT_ADDRESS}: this machine only; "
+        "0.0.0.0 for every interface)",
+    )
+
+
+def render_config(config: ServeConfig, workers: list[Worker]) -> str:
+    """haproxy's configuration: cookie-sticky, health-checked, websocket-proxying."""
+    servers = "\n".join(f"    server {w.name} 127.0.0.1:{w.port} cookie {w.name}" for w in workers)
+    return HAPROXY_CONFIG.substitute(
+        bind=f"{config.address}:{config.port}", health=HEALTH_PATH, servers=servers
+    )
+
+
+def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> None:
+    """Run until Ctrl-C, SIGTERM or a fatal failure; nothing started is left running."""
+    log = log or _log
+    haproxy = _check_ready(config)
+    runtime = (config.cache_dir / RUNTIME_DIR / str(config.port)).resolve()
+    runtime.mkdir(parents=True, exist_ok=True)
+    workers = [
+        Worker(f"w{i}", _free_port(), runtime / f"worker-{i}.log")
+        for i in range(1, config.workers + 1)
+    ]
+    cfg = runtime / "haproxy.cfg"
+    cfg.write_text(render_config(config, workers), encoding="utf-8")
+    _check_haproxy_config(haproxy, cfg)
+    env = _worker_env(config)
+    proxy: subprocess.Popen | None = None
+    with _StopSignals() as signals:
+        try:
+            for worker in workers:
+                _start_worker(worker, config, env)
+            _wait_healthy(workers)
+            with _signals_deferred():
+                proxy = _start_haproxy(haproxy, cfg)
+            url = _public_url(config)
+            _wait_proxy(proxy, url, runtime / "haproxy.log")
+            log(f"Serving {url} with {len(workers)} workers (logs: {runtime}); Ctrl-C stops")
+            _supervise(workers, proxy, config, env, log)
+        except _Stop:
+            log("Stopping...")
+        finally:
+            signals.stopping = True
+            _stop([proxy] + [w.proc for w in workers])
+    log("Stopped.")
+
+
+def _log(message: str) -> None:
+    print(f"serve: {message}", file=sys.stderr, flush=True)
+
+
+# --- before anything starts ------------------------------------------------------------
+
+
+def find_haproxy() -> str | None:
+    """haproxy on PATH, or where Debian puts it (/usr/sbin is not on a user's PATH there)."""
+    found = shutil.which("haproxy")
+    return found or next((p for p in HAPROXY_PATHS if os.access(p, os.X_OK)), None)
+
+
+def _check_ready(config: ServeConfig) -> str:
+    """Every one-line refusal, before a process starts; returns haproxy's path."""
+    haproxy = find_haproxy()
+    if haproxy is None:
+        raise ServeError(
+            "haproxy is not installed: apt-get install haproxy (Debian/Ubuntu; "
+            "`make serve` does it when root), or brew install haproxy"
+        )
+    if config.workers < 1:
+        raise ServeError(f"--workers must be at least 1, not {config.workers}")
+    if not (config.app_dir / "app.py").is_file():
+        raise ServeError(f"{config.app_dir}: no app.py here to serve")
+    if not _has_corpus(config.cache_dir):
+        raise ServeError(
+            f"no corpus built under {config.cache_dir}: build one first "
+            "(explorer build INPUT --name NAME)"
+        )
+    if importlib.util.find_spec("streamlit") is None:  # workers run with this Python
+        raise ServeError(
+            f"streamlit is not installed for {sys.executable}: pip install -r requirements.txt"
+        )
+    _check_port_free(config.address, config.port)
+    return haproxy
+
+
+def _has_corpus(cache_dir: Path) -> bool:
+    """Whether `artifacts.list_corpora` would list a corpus: a folder of a corpus's name
+    holding a run with its manifest. Read with the stdlib (explorer.names), so this
+    supervisor never loads pandas."""
+    if not cache_dir.is_dir():
+        return False
+    for folder in cache_dir.iterdir():
+        named = NAME_RE.fullmatch(folder.name) and folder.name not in RESERVED_NAMES
+        if named and folder.is_dir() and any(folder.glob("*/manifest.json")):
+            return True
+    return False
+
+
+def _check_port_free(address: str, port: int) -> None:
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ServeError(f"cannot listen on {address!r}: {exc.strerror}") from None
+    family, _, _, _, sockaddr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as haproxy binds
+        try:
+            probe.bind(sockaddr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ServeError(
+                    f"port {port} on {address} is in use: stop what listens there "
+                    "or pick another --port"
+                ) from None
+            raise ServeError(f"cannot listen on {address}:{port}: {exc.strerror}") from None
+
+
+def _check_haproxy_config(haproxy: str, cfg: Path) -> None:
+    done = subprocess.run([haproxy, "-c", "-q", "-f", str(cfg)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ServeError(f"haproxy refused {cfg}: {_last_line(done.stderr)}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker_env(config: ServeConfig) -> dict[str, str]:
+    """Every worker reads the same cache and signs cookies with the same secret (random per
+    start, never written to disk), so any worker accepts what another signed."""
+    return {
+        **os.environ,
+        "EXPLORER_CACHE_DIR": str(config.cache_dir.resolve()),
+        "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_urlsafe(32),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+# --- processes ---------------------------------------------------------------------------
+
+
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+def _child_setup(prctl: Callable[..., int] | None) -> Callable[[], None]:
+    """What the child runs before exec: the signal state of a fresh process, and (Linux)
+    SIGTERM when this supervisor dies, even by kill -9, so no worker outlives it."""
+
+    def setup() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+        for s in _STOP_SIGNALS:
+            signal.signal(s, signal.SIG_DFL)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return setup
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """A stop signal waits until the child just started is recorded, so it gets stopped."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
+def _spawn(command: list[str], *, cwd: Path, env: dict[str, str], log_path: Path):
+    """A child in its own session: the terminal's Ctrl-C reaches only this supervisor, which
+    then stops the children in order (and never mistakes their exit for a crash)."""
+    with open(log_path, "wb") as out:
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_child_setup(_prctl()),  # this process runs no threads
+        )
+
+
+def _start_worker(worker: Worker, config: ServeConfig, env: dict[str, str]) -> None:
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.port", str(worker.port), "--server.address", "127.0.0.1",
+        "--server.headless", "true",
+    ]  # fmt: skip
+    with _signals_deferred():
+        worker.proc = _spawn(command, cwd=config.app_dir, env=env, log_path=worker.log_path)
+    worker.healthy = False
+
+
+def _start_haproxy(haproxy: str, cfg: Path) -> subprocess.Popen:
+    command = [haproxy, "-db", "-f", str(cfg)]  # -db: in the foreground, stopped by us
+    return _spawn(
+        command, cwd=cfg.parent, env=dict(os.environ), log_path=cfg.parent / "haproxy.log"
+    )
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + HEALTH_PATH, timeout=1) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _wait_healthy(workers: list[Worker]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not all(w.healthy for w in workers):
+        for w in workers:
+            code = w.proc.poll()
+            if code is not None:
+                raise ServeError(
+                    f"worker {w.name} exited with status {code} before serving: "
+                    f"{_last_line(_tail(w.log_path))} (log: {w.log_path})"
+                )
+            w.healthy = w.healthy or _healthy(f"http://127.0.0.1:{w.port}")
+        if time.monotonic() > deadline:
+            slow = next(w for w in workers if not w.healthy)
+            raise ServeError(
+                f"worker {slow.name} not serving after {START_TIMEOUT_S:.0f} s "
+                f"(log: {slow.log_path})"
+            )
+        time.sleep(POLL_S)
+
+
+def _public_url(config: ServeConfig) -> str:
+    host = config.address
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    return f"http://{f'[{host}]' if ':' in host else host}:{config.port}"
+
+
+def _wait_proxy(proxy: subprocess.Popen, url: str, log_path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not _healthy(url):
+        if proxy.poll() is not None:
+            raise ServeError(f"haproxy exited: {_last_line(_tail(log_path))} (log: {log_path})")
+        if time.monotonic() > deadline:
+            raise ServeError(f"haproxy not answering on {url} after 30 s (log: {log_path})")
+        time.sleep(POLL_S)
+
+
+def _supervise(
+    workers: list[Worker],
+    proxy: subprocess.Popen,
+    config: ServeConfig,
+    env: dict[str, str],
+    log: Callable[[str], None],
+) -> None:
+    """Forever: restart a worker that exits, say when it serves again; haproxy gone is fatal."""
+    while True:
+        time.sleep(POLL_S)
+        if proxy.poll() is not None:
+            raise ServeError(f"haproxy exited with status {proxy.returncode}; workers stopped")
+        for w in workers:
+            code = w.proc.poll()
+            if code is not None:
+                _restart(w, code, config, env, log)
+            elif not w.healthy and _healthy(f"http://127.0.0.1:{w.port}"):
+                w.healthy = True
+                log(f"worker {w.name} (port {w.port}) is serving again")
+
+
+def _restart(
+    worker: Worker,
+    code: int,
+    config: ServeConfig,
+    env: dict[str, str],
+    log: Callable[[str], None],
+) -> None:
+    now = time.monotonic()
+    worker.exits = [t for t in worker.exits if now - t < RESTART_WINDOW_S] + [now]
+    if len(worker.exits) >= RESTART_LIMIT:
+        raise ServeError(
+            f"worker {worker.name} exited {len(worker.exits)} times within "
+            f"{RESTART_WINDOW_S:.0f} s, last: {_last_line(_tail(worker.log_path))} "
+            f"(log: {worker.log_path})"
+        )
+    log(f"worker {worker.name} (port {worker.port}) exited with status {code}; restarting it")
+    _start_worker(worker, config, env)
+
+
+def _stop(procs: list[subprocess.Popen | None]) -> None:
+    """Terminate, wait up to STOP_TIMEOUT_S for all, then kill what is left."""
+    running = [p for p in procs if p is not None and p.poll() is None]
+    for proc in running:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for proc in running:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# --- signals and small helpers ----------------------------------------------------------
+
+
+class _StopSignals:
+    """Ctrl-C, SIGTERM and SIGHUP end the run the same way (also where the shell that started
+    this process ignores SIGINT, as it does for background jobs). Once `stopping`, further
+    signals are ignored: a second Ctrl-C must not cut the shutdown short."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self._previous: dict[int, object] = {}
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if not self.stopping:
+            self.stopping = True
+            raise _Stop(signal.Signals(signum).name)
+
+    def __enter__(self) -> _StopSignals:
+        self._previous = {s: signal.signal(s, self._handle) for s in _STOP_SIGNALS}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+
+
+def _tail(path: Path, size: int = 4000) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - size))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+# --- the published folder's entry point -------------------------------------------------
+
+
+def main(argv: list[str] | None = None, *, app_dir: Path) -> int:
+    """`python serve.py [--workers N] [--port P] [--address A] [--cache-dir DIR]`."""
+    parser = argparse.ArgumentParser(
+        prog="serve.py", description="Serve the dashboard with N workers behind haproxy."
+    )
+    add_arguments(parser)
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(os.environ.get("EXPLORER_CACHE_DIR", app_dir / "cache")),
+        help="the corpora to serve (default: $EXPLORER_CACHE_DIR, else this folder's cache/)",
+    )
+    args = parser.parse_args(argv)
+    config = ServeConfig(
+        app_dir=app_dir,
+        cache_dir=args.cache_dir,
+        workers=args.workers,
+        port=args.port,
+        address=args.address,
+    )
+    try:
+        serve(config)
+    except (ExplorerError, OSError) as exc:
+        print(f"serve: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
