@@ -166,25 +166,19 @@ def _cold_rows(result: dict, label: str, rss_label: str) -> tuple[str, str]:
 def _load_row(load: dict, label: str, verdict: bool) -> str:
     """One load-test run: changes, latency (p50, p95, slowest session), CPU per change,
     bytes sent per change, memory, errors; `verdict`: whether the row carries a target."""
-    cpu = (
-        f"{load['server_cpu_ms_per_change']} ms CPU/change"
-        if load.get("server_cpu_ms_per_change")
-        else ""
-    )
-    sent = (
-        f", {load['sent_kb_per_change_p50']} KB sent/change"
-        if load.get("sent_kb_per_change_p50")
-        else ""
-    )
-    slowest = load.get("slowest_session_p95_s")
-    ours = (
-        f"{load['filter_changes']} changes, p50 {load['latency_p50_s']} s, "
+    parts = [
+        f"{load['filter_changes']} changes",
+        f"p50 {load['latency_p50_s']} s",
         f"p95 {load['latency_p95_s']} s"
-        + (f" (slowest session {slowest} s)" if slowest else "")
-        + f", {cpu}{sent}, RSS {load['rss_growth']:+.1%}, {len(load['errors'])} errors"
-    )
+        + (f" (slowest session {s} s)" if (s := load.get("slowest_session_p95_s")) else ""),
+    ]
+    if cpu := load.get("server_cpu_ms_per_change"):
+        parts.append(f"{cpu} ms CPU/change")
+    if sent := load.get("sent_kb_per_change_p50"):
+        parts.append(f"{sent} KB sent/change")
+    parts += [f"RSS {load['rss_growth']:+.1%}", f"{len(load['errors'])} errors"]
     ok = not load.get("missed", ["?"]) if verdict else None
-    return _row(label, ours, "", "", ok, load["when"][:10])  # fmt: skip
+    return _row(label, ", ".join(parts), "", "", ok, load["when"][:10])
 
 
 def table() -> str:
@@ -259,6 +253,9 @@ def table() -> str:
     for letter, (name, label, target, _) in zip("abcde", LOAD_RUNS, strict=True):
         if result := _load(name):
             rows.append(_load_row(result, f"7{letter}. {label}", target))
+    if result := _load("compare-base"):
+        label = f"7a against the code before issue 14 ({result['app']}), same session (reference)"
+        rows.append(_load_row(result, label, False))
     if result := _load("load-browser"):
         label = f"load (reference, client-bound): {result['sessions']} Chromium sessions"
         rows.append(_load_row(result, label, False))
