@@ -1,10 +1,13 @@
 """Router: page config, navigation over pages/, and the shared sidebar (corpus picker)."""
 
+from pathlib import Path
+
 import streamlit as st
 
+from explorer.curation import editing_allowed
 from explorer.view.text import md
 from explorer.view.ui import state
-from explorer.view.ui.data import corpora, headline
+from explorer.view.ui.data import corpora, headline, run_of
 from explorer.view.ui.widgets import share_box, warn_unknown
 
 st.set_page_config(page_title="Topic Explorer", page_icon="🗺️", layout="wide")
@@ -17,11 +20,14 @@ if names:
         st.Page("pages/topics.py", title="Topics", icon="🧩"),
         st.Page("pages/trends.py", title="Trends", icon="📈"),
         st.Page("pages/papers.py", title="Papers", icon="📄"),
+        st.Page("pages/compare.py", title="Compare", icon="⚖️"),
     ]
+    if editing_allowed(Path(__file__).resolve().parent):  # never in a published folder
+        pages.append(st.Page("pages/curate.py", title="Curate", icon="✏️"))
     with st.sidebar:
         warn_unknown(state.CORPUS, names)
         picked = st.selectbox("Corpus", names, key=state.CORPUS, bind="query-params")
-        st.caption(md(headline(picked)))
+        st.caption(md(headline(run_of(picked))))
 else:
     pages = [st.Page("pages/no_corpus.py", title="Get started", icon="🚀", default=True)]
 

@@ -40,6 +40,9 @@ def id_order(node_id: str) -> tuple[int, ...]:
 
 
 MANIFEST = "manifest.json"
+# Written by `explorer publish` into a published folder: it lists the files it wrote, and
+# its presence makes that folder's dashboard read-only (explorer.curation).
+PUBLISH_MARKER = ".explorer-publish.json"
 MODEL_DIR = "model"
 TABLES = (
     "papers",

@@ -14,10 +14,11 @@ from pathlib import Path
 from explorer import __version__, artifacts
 from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
 from explorer.build.topics import DEFAULT_SEED
-from explorer.errors import ExplorerError, describe_os_error
+from explorer.errors import ArtifactError, ExplorerError, describe_os_error
 from explorer.serve import add_arguments as add_serve_arguments
 
 EXIT_ERROR = 2
+MAX_STABILITY = 20  # refits: each costs about one topic stage
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -101,6 +102,14 @@ def _parser() -> argparse.ArgumentParser:
         help="smallest topic (default: scales with corpus size)",
     )
     b.add_argument(
+        "--stability",
+        type=int,
+        default=0,
+        metavar="K",
+        help="refit the topics with K more seeds and score each topic's stability "
+        "(0..1; about K x the topic stage's time; default 0: off)",
+    )
+    b.add_argument(
         "--embedding-model",
         default=DEFAULT_MODEL,
         help=f"sentence-transformers model: the packaged {DEFAULT_MODEL} (default) or a "
@@ -137,7 +146,35 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, type=Path, help="CSV file to write")
 
     sub.add_parser("list", help="corpora built under the cache")
+    _curate_parser(sub)
     return parser
+
+
+def _curate_parser(sub) -> None:
+    c = sub.add_parser(
+        "curate",
+        help="rename, merge, hide or move topics, kept as an overlay over every run",
+        description="explorer curate NAME rename NODE LABEL | merge NODE NODE... | hide NODE "
+        "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history",
+    )
+    c.add_argument("name", help="corpus")
+    ops = c.add_subparsers(dest="op", required=True)
+    rename = ops.add_parser("rename", help="give a node (area, topic, subtopic) a label")
+    rename.add_argument("node")
+    rename.add_argument("label")
+    merge = ops.add_parser("merge", help="merge topics, or subtopics of one topic")
+    merge.add_argument("nodes", nargs="+", metavar="NODE")
+    for op in ("hide", "unhide"):
+        ops.add_parser(op, help=f"{op} a node (hidden nodes are greyed, not deleted)").add_argument(
+            "node"
+        )
+    move = ops.add_parser("move", help="move a paper to another topic or subtopic")
+    move.add_argument("paper")
+    move.add_argument("node")
+    ops.add_parser("undo", help="take back the last change in effect")
+    revert = ops.add_parser("revert", help="return to the state right after change ID")
+    revert.add_argument("id", type=int)
+    ops.add_parser("history", help="every change, and which are in effect")
 
 
 def info_summary(run: artifacts.Run) -> dict:
@@ -173,6 +210,16 @@ def _levels_line(counts: dict) -> str:
     )
 
 
+def _stability_line(counts: dict) -> list[str]:
+    st = counts.get("stability")
+    if not st:
+        return []
+    return [
+        f"  stability: {st['refits']} refits, mean ARI {st['mean_ari']:.2f}, median topic "
+        f"{st['median']:.2f}, {st['below_0.5']} topics below 0.5"
+    ]
+
+
 def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
     m = run.manifest
     c = m["counts"]
@@ -183,6 +230,7 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
         f" ({m['config'].get('embedding_precision', 'float32')})",
         f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
         "  levels: " + _levels_line(c),
+        *_stability_line(c),
         "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
     ]
     lines += [f"  note: {msg}" for msg in m.get("messages", [])]
@@ -195,6 +243,8 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
 
     prepare_environment(cache_dir)
     artifacts.check_corpus_name(args.name)
+    if not 0 <= args.stability <= MAX_STABILITY:
+        raise ExplorerError(f"--stability K: K from 0 (off) to {MAX_STABILITY}")
     inputs = [str(p) for p in args.inputs]
     if args.add:
         previous = artifacts.open_run(cache_dir, args.name, verify=False)
@@ -207,6 +257,7 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
         embedding_precision=args.embedding_precision,
         seed=args.seed,
         min_topic_size=args.min_topic_size,
+        stability=args.stability,
         read_options=ReadOptions(
             text_column=args.text_column,
             title_column=args.title_column,
@@ -218,6 +269,28 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
     )
     result = build(config, cache_dir=cache_dir, progress=not args.no_progress)
     _print_build_summary(result.run, result.reused)
+    _print_curation_carried(result.run)
+
+
+def _print_curation_carried(run: artifacts.Run) -> None:
+    """Which of the corpus's curation changes this run carries, and which it cannot."""
+    from explorer import curation
+
+    try:
+        changes = curation.read(run.path.parents[1], run.corpus)
+    except ArtifactError as exc:  # the run is built and published: say so, do not fail it
+        print(f"  curation: not applied: {exc}")
+        return
+    if not curation.active(changes):
+        return
+    curated = curation.of_run(run, changes)
+    print(f"  curation: {curated.applied} changes carried over", end="")
+    if not curated.unmatched:
+        print()
+        return
+    print(f", {len(curated.unmatched)} not matched in this run (shown on the Curate page):")
+    for change in curated.unmatched:
+        print("    " + curation.describe(change))
 
 
 def _cmd_fetch(args: argparse.Namespace, cache_dir: Path) -> None:
@@ -295,15 +368,45 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
 
 
 def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer import curation
     from explorer.view.store import export_frame
 
     run = artifacts.open_run(cache_dir, args.name)
-    frame = export_frame(run.table("papers"), run.table("nodes"))
+    curated = curation.of_run(run)  # the curator's names and assignments, as the dashboard
+    frame = export_frame(curated.papers, curated.nodes)
     out: Path = args.out
     if out.parent and not out.parent.exists():
         raise ExplorerError(f"{out.parent}: no such directory")
     artifacts.atomic_write_text(out, frame.to_csv(index=False))
     print(f"Wrote {len(frame)} papers to {out}")
+
+
+def _cmd_curate(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer import curation
+
+    run = artifacts.open_run(cache_dir, args.name)
+    if args.op == "history":
+        changes = curation.read(cache_dir, args.name)
+        live = {c["id"] for c in curation.active(changes)}
+        for change in changes:
+            mark = "  " if change["id"] in live or change["op"] not in curation.EDITS else "x "
+            print(mark + curation.describe(change))
+        print(f"{len(changes)} changes, {len(live)} in effect (x: taken back)")
+        return
+    if args.op in ("undo", "revert"):
+        to = None if args.op == "undo" else args.id
+        back, restored = curation.take_back(cache_dir, args.name, to=to, source="cli")
+        for change in back:
+            print("took back " + curation.describe(change))
+        for change in restored:
+            print("restored " + curation.describe(change))
+        return
+    fields = {k: getattr(args, k) for k in ("node", "nodes", "label", "paper") if hasattr(args, k)}
+    shown = curation.of_run(run).nodes
+    change = curation.record(
+        cache_dir, args.name, run.table("papers"), shown, args.op, source="cli", **fields
+    )
+    print(curation.describe(change))
 
 
 def _cmd_list(args: argparse.Namespace, cache_dir: Path) -> None:
@@ -329,6 +432,7 @@ COMMANDS = {
     "info": _cmd_info,
     "export": _cmd_export,
     "list": _cmd_list,
+    "curate": _cmd_curate,
 }
 
 

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from explorer import artifacts
+from explorer import artifacts, curation
 from explorer.errors import ExplorerError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,10 +36,10 @@ _APP_FILES = ("app.py", ".streamlit/config.toml", "Dockerfile", "serve.py")
 # has no ONNX export and the host installs the model packages), and serve.py, which
 # the folder's own serve.py runs to serve with N workers behind haproxy.
 PACKAGE_ALLOW = (
-    "__init__.py", "artifacts.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
+    "__init__.py", "artifacts.py", "curation.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
     "build/__init__.py", "build/embed.py", "build/memory.py",
 )  # fmt: skip
-MARKER = ".explorer-publish.json"
+MARKER = artifacts.PUBLISH_MARKER
 STAGING_PREFIX = ".explorer-publish-tmp-"
 # Folders the publish copies from: a destination inside one would copy into itself.
 _SOURCE_FOLDERS = ("pages", "explorer", ".streamlit")
@@ -297,6 +297,15 @@ def _copy_encoder(folder: Path, run: artifacts.Run) -> bool:
     return True
 
 
+def _copy_curation(folder: Path, run: artifacts.Run) -> None:
+    """The corpus's curation overlay, checked, so the folder shows the curator's names;
+    the folder's viewer cannot edit it (it carries the publish marker)."""
+    source = curation.path(run.path.parents[1], run.corpus)
+    if source.is_file():
+        curation.read(run.path.parents[1], run.corpus)  # a damaged overlay is not shipped
+        shutil.copy2(source, curation.path(folder / "cache", run.corpus))
+
+
 def _write_folder(folder: Path, run: artifacts.Run) -> None:
     """Everything the published folder holds, into a fresh `folder`."""
     for name in _APP_FILES:
@@ -314,6 +323,7 @@ def _write_folder(folder: Path, run: artifacts.Run) -> None:
             shutil.copy2(source, target)
     shutil.copytree(run.path, folder / "cache" / run.corpus / run.run_id)
     artifacts.atomic_write_text(folder / "cache" / run.corpus / artifacts.LATEST, run.run_id)
+    _copy_curation(folder, run)
     semantic = _copy_encoder(folder, run)
     (folder / "requirements.txt").write_text(_requirements())
     readme = _readme(run.corpus, run.run_id, run.manifest["counts"], semantic=semantic)

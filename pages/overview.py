@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.view import charts
 from explorer.view.store import class_counts, largest_topic_of, nodes_at
 from explorer.view.text import md, md_format
-from explorer.view.ui.data import colors, current
+from explorer.view.ui.data import colors, current, levels
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.widgets import LEVEL_NAMES, level_picker
 
@@ -21,14 +21,14 @@ st.title(md_format("Overview: {corpus}", corpus=data.corpus))
 cols = st.columns(4)
 # Metric values render Markdown too, and the manifest is a file on disk: escaped.
 cols[0].metric("Papers", md_format("{n:,}", n=counts["papers"]))
-levels = counts.get("levels", {})
+per_level = data.nodes["level"].value_counts()  # as curated: a merge counts one topic
 cols[1].metric(
     "Areas · topics · subtopics",
     md_format(
         "{a} · {t} · {s}",
-        a=levels.get("areas", 0),
-        t=counts["topics"],
-        s=levels.get("subtopics", 0),
+        a=per_level.get("area", 0) if "area" in levels(data) else 0,
+        t=per_level.get("topic", 0),
+        s=per_level.get("subtopic", 0),
     ),
 )
 cols[2].metric("Outliers", md_format("{share:.1%}", share=counts["outlier_share"]))

@@ -30,7 +30,10 @@ level = level_picker(data)
 st.dataframe(
     node_table(data.nodes, level),
     hide_index=True,
-    column_config={"share": st.column_config.NumberColumn(format="percent")},
+    column_config={
+        "share": st.column_config.NumberColumn(format="percent"),
+        "stability": st.column_config.NumberColumn(format="%.2f"),
+    },
     height=300,
 )
 st.download_button(
@@ -41,7 +44,16 @@ st.download_button(
 )
 
 ids = real["topic_id"].tolist()  # text ids, in numeric order (the table's)
-topic = query_select("Topic", ids, state.TOPIC_DETAIL, format_func=topic_name(topics)) or ids[0]
+topic = (
+    query_select(
+        "Topic",
+        ids,
+        state.TOPIC_DETAIL,
+        format_func=topic_name(topics),
+        version=data.curation or None,
+    )
+    or ids[0]
+)
 row = topics[topics["topic_id"] == topic].iloc[0]
 members = data.papers[data.papers["topic_id"] == topic]
 st.subheader(md_format("Topic {id}: {label}", id=topic, label=row["label"]), anchor=False)
@@ -84,7 +96,10 @@ with right:
         node = hierarchy[hierarchy["parent_id"] == parent]
         if len(node):
             # The merge tree counts topics as numbers; the tables hold them as text.
-            siblings = [str(t) for t in node.iloc[0]["topics"] if str(t) != topic]
+            present = set(topics["topic_id"])  # a topic merged away by curation is gone
+            siblings = [
+                str(t) for t in node.iloc[0]["topics"] if str(t) != topic and str(t) in present
+            ]
             st.markdown("**In the hierarchy**")
             st.text(
                 f"Parent: {node.iloc[0]['parent_label']} (merges topics {', '.join(map(str, node.iloc[0]['topics']))})"

@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 #   3: labels: plural and singular never both, longer phrases replace what they extend
 #   4: topic ids stored as text in papers, topics and doc_topics
 #   5: the query encoder's ONNX export, named in the manifest (`query_encoder`)
-PIPELINE_VERSION = 5
+#   6: topics gain a `stability` column (`--stability K`; empty without it)
+PIPELINE_VERSION = 6
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
@@ -68,6 +69,7 @@ class BuildConfig:
     embedding_precision: str = "auto"  # auto | float32 | bfloat16 (explorer.build.embed)
     seed: int = DEFAULT_SEED
     min_topic_size: int | None = None
+    stability: int = 0  # refits with more seeds for per-topic stability (0: none)
     read_options: ReadOptions = field(default_factory=ReadOptions)
 
 
@@ -214,6 +216,7 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         "embedding_precision": precision,
         "seed": config.seed,
         "min_topic_size": config.min_topic_size,
+        "stability": config.stability,
         "params": params.as_dict(),
         "read_options": asdict(config.read_options),
     }
@@ -372,10 +375,16 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
         graph = stages.neighbours(plan, embedded)
     with timer.stage("topics", "Fitting topics (UMAP 5-D, HDBSCAN, c-TF-IDF, KeyBERT keywords)"):
         fit = stages.fit(plan, docs, embedded, graph)
+    stability = None
+    if plan.config.stability:
+        with timer.stage(
+            "stability", f"Refitting topics with {plan.config.stability} more seeds (stability)"
+        ):
+            stability = stages.stability(plan, embedded, graph, fit)
     with timer.stage("projection", "Projecting to 2-D for the map"):
         coords = stages.project(plan, embedded, graph)
     with timer.stage("summaries", "Summarising topics, neighbours and keyword statistics"):
-        summary = stages.summarise(plan, docs, embedded, graph, fit, coords)
+        summary = stages.summarise(plan, docs, embedded, graph, fit, coords, stability)
     with timer.stage("write", "Writing artifacts"):
         stages.write(plan, tmp, summary, fit, embedded)
     with timer.stage("encoder", None):  # says what it does only when it exports
@@ -444,6 +453,7 @@ def _manifest(
             "levels": level_counts(papers, summary.tables["nodes"]),
             "years": sorted(int(y) for y in papers["year"].dropna().unique()),
             "venues": sorted(v for v in papers["venue"].unique() if v),
+            "stability": summary.stability,
         },
         "skipped_examples": plan.corpus.skipped[:20],
         "merged_examples": [list(pair) for pair in plan.corpus.merged[:20]],

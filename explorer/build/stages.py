@@ -41,6 +41,16 @@ class Summary:
     topic_similarity: np.ndarray
     doc_terms: object  # scipy.sparse.csr_matrix, papers x vocabulary
     n_topics: int
+    stability: dict | None = None  # refits, mean ARI, median topic stability (--stability)
+
+
+@dataclass(frozen=True)
+class Stability:
+    """Per-topic stability over K refits with other seeds, and the corpus's mean ARI."""
+
+    topics: dict[int, float]
+    refits: int
+    mean_ari: float
 
 
 def embed(plan: Plan, docs: list[str]) -> Embedded:
@@ -78,6 +88,20 @@ def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Top
     )
 
 
+def stability(plan: Plan, embedded: Embedded, graph: KnnGraph, fit: TopicFit) -> Stability:
+    from explorer.build import stability as ST
+
+    refits = [
+        ST.refit_labels(embedded.vectors, graph, plan.params, plan.params.seed + k, plan.cache_dir)
+        for k in range(1, plan.config.stability + 1)
+    ]
+    return Stability(
+        topics=ST.topic_stability(fit.labels, refits),
+        refits=len(refits),
+        mean_ari=ST.mean_ari([fit.labels, *refits]),
+    )
+
+
 def project(plan: Plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
     from explorer.build.projection import project_2d
 
@@ -97,6 +121,7 @@ def summarise(
     graph: KnnGraph,
     fit: TopicFit,
     coords: np.ndarray,
+    stability: Stability | None = None,
 ) -> Summary:
     """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics."""
     vectors, labels = embedded.vectors, fit.labels
@@ -119,6 +144,8 @@ def summarise(
     )
     nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords)
     topics = _with_phrase_labels(topics, nodes)
+    scores = stability.topics if stability else {}
+    topics["stability"] = [scores.get(int(t), np.nan) for t in topics["topic_id"]]
     _add_paths(papers, labels, nodes, levels)
     label_of = dict(zip(topics["topic_id"], topics["label"], strict=True))
     papers["topic_id"] = labels
@@ -137,8 +164,24 @@ def summarise(
         "nodes": nodes,
     }
     return Summary(
-        tables=tables, topic_similarity=similarity, doc_terms=matrix, n_topics=len(topic_ids)
+        tables=tables,
+        topic_similarity=similarity,
+        doc_terms=matrix,
+        n_topics=len(topic_ids),
+        stability=_stability_counts(stability),
     )
+
+
+def _stability_counts(stability: Stability | None) -> dict | None:
+    if stability is None:
+        return None
+    values = list(stability.topics.values())
+    return {
+        "refits": stability.refits,
+        "mean_ari": round(stability.mean_ari, 4),
+        "median": round(float(np.median(values)), 4) if values else None,
+        "below_0.5": sum(v < 0.5 for v in values),
+    }
 
 
 def _levels_and_labels(

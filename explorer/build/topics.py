@@ -159,6 +159,40 @@ class _Precomputed:
         return self.reduced
 
 
+@dataclass(frozen=True)
+class Partition:
+    """The seed-dependent part of the topic stage: which paper is in which topic."""
+
+    reduced: np.ndarray  # the 5-D UMAP reduction
+    labels: np.ndarray
+    clustered: int  # documents HDBSCAN placed in a topic before outlier assignment
+    threshold: float  # cosine similarity a noise abstract needed to join a topic
+
+
+def partition(
+    embeddings: np.ndarray, graph: KnnGraph, params: TopicParams, cache_root
+) -> Partition:
+    """Reduce (cached per seed), cluster, assign outliers: the fit's partition, and what
+    `explorer build --stability` repeats with other seeds."""
+    reduced = reduce_umap(
+        embeddings,
+        graph,
+        n_components=params.n_components,
+        n_neighbors=params.n_neighbors,
+        min_dist=0.0,
+        seed=params.seed,
+        cache_root=cache_root,
+    )
+    labels = cluster_documents(reduced, params)
+    clustered = int((labels != OUTLIER).sum())
+    if clustered == 0:
+        # HDBSCAN found no structure (typical of very small or uniform corpora):
+        # one topic holding everything is the honest answer; the build summary says so.
+        labels = np.zeros(len(embeddings), dtype=np.int64)
+    labels, threshold = assign_outliers(embeddings, labels, params.outlier_quantile)
+    return Partition(reduced, labels, clustered, threshold)
+
+
 @dataclass
 class TopicFit:
     """A fitted model and what the later stages read from it."""
@@ -187,22 +221,13 @@ def fit_topics(
     from bertopic.representation import KeyBERTInspired, MaximalMarginalRelevance
     from bertopic.vectorizers import ClassTfidfTransformer
 
-    reduced = reduce_umap(
-        embeddings,
-        graph,
-        n_components=params.n_components,
-        n_neighbors=params.n_neighbors,
-        min_dist=0.0,
-        seed=params.seed,
-        cache_root=cache_root,
+    part = partition(embeddings, graph, params, cache_root)
+    reduced, labels, clustered, threshold = (
+        part.reduced,
+        part.labels,
+        part.clustered,
+        part.threshold,
     )
-    labels = cluster_documents(reduced, params)
-    clustered = int((labels != OUTLIER).sum())
-    if clustered == 0:
-        # HDBSCAN found no structure (typical of very small or uniform corpora):
-        # one topic holding everything is the honest answer; the build summary says so.
-        labels = np.zeros(len(docs), dtype=np.int64)
-    labels, threshold = assign_outliers(embeddings, labels, params.outlier_quantile)
     model = BERTopic(
         embedding_model=_cached_embedder(model_name, cache_root, precision, weights),
         umap_model=_Precomputed(reduced),

@@ -54,6 +54,11 @@ def map_hover(papers: pd.DataFrame) -> pd.Series:
             papers["title"], papers["venue"], years, papers["status"], strict=True
         )
     ]
+    if "stability" in papers and papers["stability"].notna().any():  # --stability builds
+        text = [
+            f"{h}<br>topic stability {st:.2f}" if st == st else h
+            for h, st in zip(text, papers["stability"], strict=True)
+        ]
     return pd.Series(text, index=papers.index, dtype=object)
 
 
@@ -459,4 +464,60 @@ def paper_in_topic(papers: pd.DataFrame, paper_id: str, colors: dict[str, str]) 
         yaxis={"visible": False},
         showlegend=False,
     )
+    return fig
+
+
+def shift_bars(table: pd.DataFrame, name, colors: dict[str, str], limit: int = 15) -> go.Figure:
+    """The nodes whose share of the papers moved most between two years (percentage points);
+    `table` is `compare.year_shares`, `name` names a node id."""
+    top = table.head(limit).iloc[::-1]
+    fig = go.Figure(
+        go.Bar(
+            x=top["shift"] * 100,
+            y=[esc(shorten(name(n), 50)) for n in top["node_id"]],
+            orientation="h",
+            marker_color=[colors.get(n, OUTLIER_COLOR) for n in top["node_id"]],
+            customdata=top[["share_a", "share_b"]].to_numpy() * 100,
+            hovertemplate="%{y}<br>%{customdata[0]:.1f}% → %{customdata[1]:.1f}%<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=max(300, 26 * len(top) + 80),
+        margin=MARGIN,
+        xaxis_title="change in share of the year's papers (percentage points)",
+    )
+    return fig
+
+
+def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figure:
+    """Matched topics of two corpora as a Sankey: A's topics left, B's right, one band per
+    link (its width the smaller topic's size), so splits and merges show as forks."""
+    left = list(dict.fromkeys(matches["a"]))
+    right = list(dict.fromkeys(matches["b"]))
+    label_a = dict(zip(matches["a"], matches["label_a"], strict=True))
+    label_b = dict(zip(matches["b"], matches["label_b"], strict=True))
+    labels = [esc(f"{t}: {shorten(label_a[t], 34)}") for t in left]
+    labels += [esc(f"{t}: {shorten(label_b[t], 34)}") for t in right]
+    fig = go.Figure(
+        go.Sankey(
+            arrangement="snap",
+            node={"label": labels, "pad": 6, "thickness": 12},
+            link={
+                "source": [left.index(a) for a in matches["a"]],
+                "target": [len(left) + right.index(b) for b in matches["b"]],
+                "value": np.minimum(matches["size_a"], matches["size_b"]).tolist(),
+                "customdata": matches["cosine"].round(3).tolist(),
+                "hovertemplate": "cosine %{customdata}<extra></extra>",
+            },
+        )
+    )
+    fig.update_layout(
+        height=max(400, 18 * max(len(left), len(right)) + 80),
+        margin={**MARGIN, "t": 30},
+        annotations=[
+            {"x": x, "y": 1.0, "yref": "paper", "xref": "paper", "yanchor": "bottom",
+             "text": esc(name), "showarrow": False, "xanchor": anchor}
+            for x, name, anchor in ((0, corpus_a, "left"), (1, corpus_b, "right"))
+        ],
+    )  # fmt: skip
     return fig

@@ -20,6 +20,7 @@ import pandas as pd
 from explorer.artifacts import OUTLIER_ID, id_order
 
 OUTLIER_COLOR = "#b8b8b8"
+HIDDEN_COLOR = "#dedede"  # nodes a curator hid: lighter than outliers, still on the map
 # The plot size the labels are fitted to: a 1400-px-wide window with the sidebar open
 # leaves about 1,000 px for the map; fitting to 900 keeps a margin for narrower ones.
 ASSUMED_WIDTH, ASSUMED_HEIGHT = 900, 640

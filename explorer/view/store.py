@@ -15,7 +15,7 @@ from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL, id_order
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
     "topic_id", "topic_label", "probability", "x", "y",
-    "area_id", "area_label", "subtopic_id", "subtopic_label",
+    "area_id", "area_label", "subtopic_id", "subtopic_label", "stability",
 )  # fmt: skip
 
 
@@ -75,7 +75,7 @@ def largest_topic_of(nodes: pd.DataFrame, area: str) -> str:
 def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
     """One row per paper with the columns `explorer export` promises, in that order: the
     original eleven, then the paper's area and subtopic (ids as text, short labels;
-    subtopic empty where its topic has no subtopics)."""
+    subtopic empty where its topic has no subtopics), then its topic's stability."""
     label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
     frame = papers.loc[:, list(EXPORT_COLUMNS[:11])].reset_index(drop=True)
     frame["area_id"] = papers["area_id"].astype(str).to_numpy()
@@ -84,6 +84,8 @@ def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
         frame["area_id"], frame["area_label"] = "", ""
     frame["subtopic_id"] = papers["subtopic_id"].astype(str).to_numpy()
     frame["subtopic_label"] = [label.get(n, "") for n in frame["subtopic_id"]]
+    # The topic's stability (explorer build --stability), empty where not computed.
+    frame["stability"] = papers["stability"].to_numpy() if "stability" in papers else np.nan
     return frame
 
 
@@ -101,6 +103,8 @@ class Filters:
     query: str = ""
     min_probability: float = 0.0
     show_outliers: bool = True
+    show_hidden: bool = False  # papers in nodes a curator hid
+    min_stability: float = 0.0  # hide topics less stable than this (explorer build --stability)
 
 
 def year_range(chosen: tuple[int, int] | None, available: list[int]) -> tuple[int, int] | None:
@@ -146,6 +150,10 @@ def filter_mask(
         ).to_numpy()
     if not filters.show_outliers:
         mask &= (papers["topic_id"] != OUTLIER_ID).to_numpy()
+    if not filters.show_hidden and "hidden" in papers:
+        mask &= ~papers["hidden"].to_numpy(dtype=bool)
+    if filters.min_stability > 0 and "stability" in papers:  # outliers have none: kept
+        mask &= ~(papers["stability"] < filters.min_stability).to_numpy(dtype=bool)
     if filters.statuses:
         mask &= papers["status"].isin(filters.statuses).to_numpy()
     if filters.venues:
@@ -249,8 +257,12 @@ def contrast_keywords(
 
 
 def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
-    """The Topics page's table at one level: id, parent, long label, size, share."""
-    table = nodes_at(nodes, level).loc[:, ["node_id", "parent_id", "long_label", "size", "share"]]
+    """The Topics page's table at one level: id, parent, long label, size, share, and the
+    topics' stability where the build computed it."""
+    columns = ["node_id", "parent_id", "long_label", "size", "share"]
+    if "stability" in nodes and nodes["stability"].notna().any() and level == "topic":
+        columns.append("stability")
+    table = nodes_at(nodes, level).loc[:, columns]
     table = table.rename(columns={"node_id": "id", "parent_id": "parent", "long_label": "label"})
     return table.sort_values("size", ascending=False, kind="stable").reset_index(drop=True)
 

@@ -9,6 +9,11 @@ page, into one URL that sets every parameter the page reads. In Chromium we then
   `script`, KaTeX or coloured/bold span or `tspan` made from data, no Material icon;
 - no request leaves for a host other than the server;
 - each field's exact payload text is visible, literally, on at least one page.
+
+The corpus is curated too (explorer.curation): four topics are renamed to
+labels made of the same payloads, the hostile paper is moved into the first of them, and
+one change matches no node (the Curate page lists it), so curated labels go through the
+same checks as the data, on every page including Curate.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from urllib.parse import quote, urlencode, urlparse
 
 import pytest
 
+from explorer import curation
+from explorer.artifacts import OUTLIER_ID, id_order
 from explorer.build.pipeline import BuildConfig, build
 from explorer.build.sources import read_inputs
 from explorer.view.text import WORD_JOINER, shorten
@@ -49,6 +56,22 @@ FIELDS = ("title", "authors", "abstract", "venue", "status", "track")
 VALUES = {field: f"{field.upper()}-{MARK} " + " ".join(PAYLOADS) for field in FIELDS}
 VALUES["abstract"] += " We study robustness of neural networks to adversarial examples."
 URL_PAYLOAD = " ".join(PAYLOADS[:10])
+
+
+def _curated_labels() -> tuple[str, ...]:
+    """Every payload, in order, packed into as few curated labels as their length limit
+    allows, each with a distinct visible prefix."""
+    labels: list[list[str]] = []
+    for payload in PAYLOADS:
+        if labels and len(" ".join([*labels[-1], payload])) <= curation.MAX_LABEL_CHARS:
+            labels[-1].append(payload)
+        else:
+            labels.append([f"CURATED{len(labels) + 1}-{MARK}", payload])
+    return tuple(" ".join(parts) for parts in labels)
+
+
+CURATED = _curated_labels()  # the hostile paper's topic, then three more topics
+UNMATCHED_LABEL = f"UNMATCHED-{MARK} " + " ".join(PAYLOADS[:4])
 # Every query parameter each page reads (app.py's `corpus` on all of them).
 PAGE_PARAMS = {
     "": ["corpus", "level"],
@@ -58,6 +81,7 @@ PAGE_PARAMS = {
     "trends": ["corpus", "level", "kw", "trend_topics", "counts", "by", "compare", "from", "to"],
     "papers": ["corpus", "topics", "q", "status", "venue", "years", "minp", "hide_outliers",
                "ask", "paper"],
+    "curate": ["corpus"],
 }  # fmt: skip
 
 # Elements data must never become, and what in them would show it came from data.
@@ -123,7 +147,36 @@ def hostile_cache(seed_cache, tmp_path_factory):
     papers = run.table("papers")
     hostile = papers[papers["abstract"] == VALUES["abstract"]]
     assert len(hostile) == 1 and (papers["title"] == VALUES["title"]).sum() == 2
-    return cache, str(hostile["paper_id"].iloc[0]), str(hostile["topic_id"].iloc[0])
+    paper_id = str(hostile["paper_id"].iloc[0])
+    topic, others = _curate(cache, run, paper_id)
+    return cache, paper_id, topic, others
+
+
+def _curate(cache, run, paper_id: str) -> tuple[str, list[str]]:
+    """Curate the hostile corpus: rename four topics to the curated labels (a corpus this
+    small has no area level to show an area's), move the hostile paper into the first of
+    them (its detail shows the label), and add a change no node matches (the Curate page
+    lists it). Returns the hostile paper's topic now, and the other three."""
+    papers, nodes = run.table("papers"), run.table("nodes")
+    topics = sorted(set(papers["topic_id"]) - {OUTLIER_ID}, key=id_order)[:4]
+    assert len(topics) == 4, topics
+    fourth = topics[3]
+
+    def record(op, paper_frame=papers, shown=None, **args):
+        shown = curation.of_run(run).nodes if shown is None else shown
+        curation.record(cache, "hostile", paper_frame, shown, op, source="cli", **args)
+
+    renamed = (topics[0], fourth, *topics[1:3])
+    for node, label in zip(renamed, CURATED, strict=True):
+        record("rename", node=node, label=label)
+    if papers.set_index("paper_id").loc[paper_id, "topic_id"] != topics[0]:
+        record("move", paper=paper_id, node=topics[0])
+    # Topic 0 "was" one paper of each topic: no node of the run shares half its papers.
+    strays = papers.assign(topic_id="9")
+    strays.loc[papers.groupby("topic_id").head(1).index, "topic_id"] = "0"
+    record("rename", strays, nodes, node="0", label=UNMATCHED_LABEL)
+    assert len(curation.of_run(run).unmatched) == 1
+    return topics[0], topics[1:4]
 
 
 @pytest.fixture(scope="module")
@@ -133,8 +186,17 @@ def hostile_server(hostile_cache):
     stop_server(proc)
 
 
+# What the page's select boxes show as chosen (an input's value, not in innerText).
+SELECTED_JS = """
+() => Array.from(document.querySelectorAll('[data-testid="stSelectbox"]'), (el) =>
+  [el.innerText, ...Array.from(el.querySelectorAll('input'), (i) => i.value)].join('\\n')
+).join('\\n')
+"""
+
+
 def _visit(page, url: str, requests: list[str], server: str) -> str:
-    """Load `url`, check it, and return its visible text."""
+    """Load `url`, check it, and return its visible text (with what its select boxes show:
+    the Curate page's pickers show curated labels)."""
     page.goto(url)
     wait_for_app(page)
     no_exception(page)
@@ -144,7 +206,7 @@ def _visit(page, url: str, requests: list[str], server: str) -> str:
     outside = [r for r in requests if urlparse(r).netloc != urlparse(server).netloc]
     assert outside == [], f"{url} made requests elsewhere: {outside}"
     assert page.dialogs == [], page.dialogs
-    return page.inner_text("body")
+    return page.inner_text("body") + "\n" + page.evaluate(SELECTED_JS)
 
 
 def _hover_this_paper(page) -> None:
@@ -155,7 +217,7 @@ def _hover_this_paper(page) -> None:
 
 
 def test_payloads_render_literally_on_every_page(hostile_server, hostile_cache, page):
-    _, paper_id, topic_id = hostile_cache
+    cache, paper_id, topic_id, renamed = hostile_cache
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     seen: dict[str, str] = {}
@@ -181,6 +243,14 @@ def test_payloads_render_literally_on_every_page(hostile_server, hostile_cache, 
     seen["topics?topic=<its topic>"] = _visit(
         page, f"{hostile_server}/topics?topic={topic_id}", requests, hostile_server
     )
+    for other in renamed:
+        seen[f"topics?topic=<renamed {other}>"] = _visit(
+            page, f"{hostile_server}/topics?topic={other}", requests, hostile_server
+        )
+    unmatched = next(
+        c for c in curation.read(cache, "hostile") if c.get("label") == UNMATCHED_LABEL
+    )
+    assert curation.describe(unmatched) in seen["curate?<payloads>"].replace(WORD_JOINER, "")
     seen["trends?by=status"] = _visit(
         page, f"{hostile_server}/trends?by=status", requests, hostile_server
     )
@@ -191,7 +261,8 @@ def test_payloads_render_literally_on_every_page(hostile_server, hostile_cache, 
     assert VALUES["status"].replace("\n", " ") in ticks, ticks  # the whole value, literally
     page.screenshot(path=str(ARTIFACTS / "injection_trends_classes.png"), full_page=True)
 
-    for field, value in VALUES.items():
+    curated = {f"curated label {i}": label for i, label in enumerate(CURATED, 1)}
+    for field, value in {**VALUES, **curated}.items():
         # Markdown contexts keep "a -> b" literal with an invisible word joiner inside;
         # every other character is exactly the field's value.
         shown = [name for name, text in seen.items() if value in text.replace(WORD_JOINER, "")]

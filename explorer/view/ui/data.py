@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import artifacts
+from explorer import artifacts, curation
 from explorer.errors import ArtifactError
-from explorer.view.map_layout import node_colors
+from explorer.view.map_layout import HIDDEN_COLOR, node_colors
 from explorer.view.store import Filters, available_levels, filter_mask, search_haystack
 from explorer.view.text import md
 from explorer.view.ui import state
@@ -71,6 +71,9 @@ class RunData:
     doc_terms_indptr: np.ndarray
     doc_terms_indices: np.ndarray
     embeddings: np.ndarray  # unit-length float16, row i = papers row i
+    built_papers: pd.DataFrame  # the papers as built, before curation (what edits record)
+    curation: tuple  # the overlay's version (curation.version) these tables include
+    unmatched: tuple[dict, ...]  # curation changes whose nodes this run does not have
     memo: Memo = field(default_factory=lambda: Memo(RUN_MEMO_ENTRIES), repr=False, compare=False)
     views: Memo = field(default_factory=lambda: Memo(VIEW_MEMO_ENTRIES), repr=False, compare=False)
 
@@ -83,13 +86,34 @@ class RunData:
 
 # cache_resource, not cache_data: the frames are immutable and shared, and a per-rerun
 # copy of the keyword table would cost more than the rest of a page run.
-@st.cache_resource(show_spinner="Loading corpus…", max_entries=8)
-def load_run(cache_dir: str, corpus: str, run_id: str) -> RunData:
+@st.cache_resource(show_spinner="Loading corpus…", max_entries=4)
+def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, dict, dict, dict]:
+    """A run's tables and arrays as built (verified against its manifest)."""
     run = artifacts.open_run(Path(cache_dir), corpus, run_id)
     tables = {name: run.table(name) for name in artifacts.TABLES}
     tables["papers"] = _python_strings(tables["papers"])
     arrays = {name: run.array(name) for name in artifacts.ARRAYS}
-    return RunData(corpus=corpus, run_id=run.run_id, manifest=run.manifest, **tables, **arrays)
+    return run.run_id, run.manifest, tables, arrays
+
+
+@st.cache_resource(show_spinner="Applying curation…", max_entries=4)
+def load_run(cache_dir: str, corpus: str, run_id: str, version: tuple = ()) -> RunData:
+    """The run as its curator left it: keyed by the overlay's version too, so an edit (from
+    any worker, the CLI or the Curate page) shows at the next rerun. The curated frames
+    share their strings and arrays with the built ones."""
+    run_id, manifest, tables, arrays = _built(cache_dir, corpus, run_id)
+    changes = curation.read(Path(cache_dir), corpus)
+    cur = curation.apply(
+        tables["papers"], tables["topics"], tables["nodes"], tables["doc_topics"],
+        arrays["topic_similarity"], changes,
+    )  # fmt: skip
+    curated = {**tables, "papers": cur.papers, "topics": cur.topics, "nodes": cur.nodes}
+    curated["doc_topics"] = cur.doc_topics
+    return RunData(
+        corpus=corpus, run_id=run_id, manifest=manifest, **curated,
+        **{**arrays, "topic_similarity": cur.topic_similarity},
+        built_papers=tables["papers"], curation=version, unmatched=tuple(cur.unmatched),
+    )  # fmt: skip
 
 
 def _python_strings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -115,15 +139,13 @@ def corpora() -> list[str]:
     return _corpora(str(cache_dir()))
 
 
-def headline(corpus: str) -> str:
-    """One line for the sidebar, from the manifest alone (no table is loaded)."""
-    try:
-        counts = artifacts.open_run(cache_dir(), corpus, verify=False).manifest["counts"]
-    except ArtifactError as exc:
-        return str(exc)
+def headline(data: RunData) -> str:
+    """One line for the sidebar: papers, topics as curated, outliers, years."""
+    counts = data.manifest["counts"]
     years = counts["years"]
     span = f"{years[0]}–{years[-1]}" if len(years) > 1 else (str(years[0]) if years else "")
-    return f"{counts['papers']:,} papers · {counts['topics']} topics · {counts['outlier_share']:.0%} outliers · {span}"
+    topics = int((data.nodes["level"] == "topic").sum())
+    return f"{counts['papers']:,} papers · {topics} topics · {counts['outlier_share']:.0%} outliers · {span}"
 
 
 def current() -> RunData:
@@ -136,9 +158,15 @@ def current() -> RunData:
     if corpus is None:
         st.info("No corpus is built yet: `explorer build data/icml2025 --name icml2025`")
         st.stop()
+    return run_of(corpus)
+
+
+def run_of(corpus: str) -> RunData:
+    """A built corpus at its latest complete run, curated; stops the page with a message
+    when it cannot be loaded."""
     run_id = artifacts.latest_run_id(cache_dir(), corpus)
-    try:
-        return load_run(str(cache_dir()), corpus, run_id)
+    try:  # one stat per rerun tells whether the curation changed
+        return load_run(str(cache_dir()), corpus, run_id, curation.version(cache_dir(), corpus))
     except ArtifactError as exc:
         st.error(md(exc))
         st.stop()
@@ -148,15 +176,12 @@ def current() -> RunData:
 def _default_keywords(cache_dir: str, corpus: str, run_id: str) -> list[str]:
     from explorer.view.store import class_values, rising_terms
 
-    data = load_run(cache_dir, corpus, run_id)
-    years = class_values(data.keywords, "year")
+    tables = _built(cache_dir, corpus, run_id)[2]  # keywords: curation does not change them
+    keywords, vocab = tables["keywords"], tables["vocab"]
+    years = class_values(keywords, "year")
     if len(years) > 1:
-        return (
-            rising_terms(data.keywords, data.vocab, "year", years[0], years[-1])["term"]
-            .head(3)
-            .tolist()
-        )
-    return data.vocab.sort_values(["df", "term"], ascending=[False, True])["term"].head(3).tolist()
+        return rising_terms(keywords, vocab, "year", years[0], years[-1])["term"].head(3).tolist()
+    return vocab.sort_values(["df", "term"], ascending=[False, True])["term"].head(3).tolist()
 
 
 def default_keywords(data: RunData) -> list[str]:
@@ -213,7 +238,10 @@ def levels(data: RunData) -> list[str]:
 
 
 def _node_colors(data: RunData) -> dict[str, str]:
-    return node_colors(data.nodes)
+    colors = node_colors(data.nodes)
+    if "hidden" in data.nodes:  # a curator's hidden nodes are greyed, not gone
+        colors.update(dict.fromkeys(data.nodes.loc[data.nodes["hidden"], "node_id"], HIDDEN_COLOR))
+    return colors
 
 
 def colors(data: RunData) -> dict[str, str]:

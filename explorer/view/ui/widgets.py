@@ -3,6 +3,7 @@ address bar always reproduces the view."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from urllib.parse import quote_plus, urlencode
 
@@ -47,6 +48,8 @@ class _Choices:
     statuses: list[str]
     venues: list[str]
     years: list[int]
+    any_hidden: bool  # a curator hid some node
+    has_stability: bool  # the build scored topic stability (--stability)
 
 
 def _choices(data: RunData) -> _Choices:
@@ -58,7 +61,41 @@ def _choices(data: RunData) -> _Choices:
         statuses=sorted(s for s in papers["status"].unique() if s),
         venues=sorted(v for v in papers["venue"].unique() if v),
         years=sorted(int(y) for y in papers["year"].dropna().unique()),
+        any_hidden=bool(data.nodes.get("hidden", pd.Series(dtype=bool)).any()),
+        has_stability=bool(papers.get("stability", pd.Series(dtype=float)).notna().any()),
     )
+
+
+def node_multiselect(choices: _Choices) -> list[str]:
+    """The sidebar's node filter, in the URL by id (`?topics=3&topics=A1`), never by label:
+    a link must survive a curator renaming a node. Streamlit's own binding would put the
+    shown `id: label` there, so the URL is read once per session and written back here.
+    Links from before (`3: old label`) still work by their id."""
+    known = set(choices.node_ids)
+    if state.TOPICS not in st.session_state:
+        raw = st.query_params.get_all(state.TOPICS)
+        asked = [v.split(":", 1)[0].strip() for v in raw]
+        unknown = [v for v, a in zip(raw, asked, strict=True) if a not in known]
+        if unknown:
+            st.warning(
+                md_format(
+                    "Ignoring {values} from the link's {param}: not in this corpus.",
+                    values=", ".join(repr(v[:40]) for v in unknown[:3]),
+                    param=state.TOPICS,
+                )
+            )
+        st.session_state[state.TOPICS] = [a for a in dict.fromkeys(asked) if a in known]
+    picked = st.multiselect(
+        "Areas, topics and subtopics",
+        choices.node_ids,
+        key=state.TOPICS,
+        format_func=lambda n: choices.names.get(n, n),
+    )
+    if picked:
+        st.query_params[state.TOPICS] = picked
+    else:
+        st.query_params.pop(state.TOPICS, None)
+    return picked
 
 
 def filter_sidebar(data: RunData) -> Filters:
@@ -67,14 +104,7 @@ def filter_sidebar(data: RunData) -> Filters:
     years = choices.years
     with st.sidebar:
         st.subheader("Filters")
-        warn_unknown(state.TOPICS, list(choices.names.values()))
-        topics = st.multiselect(
-            "Areas, topics and subtopics",
-            choices.node_ids,
-            key=state.TOPICS,
-            bind="query-params",
-            format_func=choices.names.__getitem__,
-        )
+        topics = node_multiselect(choices)
         query = st.text_input(
             "Search title, abstract, authors", key=state.QUERY, bind="query-params"
         )
@@ -112,6 +142,25 @@ def filter_sidebar(data: RunData) -> Filters:
             bind="query-params",
         )
         hide = st.checkbox("Hide outliers", key=state.HIDE_OUTLIERS, bind="query-params")
+        min_stability = 0.0
+        if choices.has_stability:
+            min_stability = st.slider(
+                "Hide topics with stability below",
+                0.0,
+                1.0,
+                0.0,
+                0.05,
+                key=state.MIN_STABILITY,
+                bind="query-params",
+                help="How much of a topic comes back when the topics are refitted with "
+                "other seeds (explorer build --stability): 1 always, 0 never.",
+            )
+        show_hidden = choices.any_hidden and st.checkbox(
+            "Show hidden topics",
+            key=state.SHOW_HIDDEN,
+            bind="query-params",
+            help="Topics the curator hid: shown greyed, labelled (hidden).",
+        )
     return Filters(
         topics=tuple(topics),
         statuses=tuple(chosen_status),
@@ -120,6 +169,8 @@ def filter_sidebar(data: RunData) -> Filters:
         query=query or "",
         min_probability=float(min_probability),
         show_outliers=not hide,
+        show_hidden=bool(show_hidden),
+        min_stability=float(min_stability),
     )
 
 
@@ -233,12 +284,14 @@ def query_select(
     format_func=str,
     placeholder: str = "",
     first_by_default: bool = False,
+    version: Hashable = None,
 ) -> object:
     """A selectbox whose value lives in the URL as `?param=<raw option>` (e.g. ?paper=<id>).
 
     Streamlit's bind="query-params" puts the *formatted* option in the URL (a title),
     which makes poor deep links; this keeps the raw id there. A value in the URL that
-    is not an option is ignored with a notice.
+    is not an option is ignored with a notice. A new `version` (e.g. the curation's) makes
+    a new widget: the browser otherwise keeps showing the picked option's old name.
     """
     requested = st.query_params.get(param)
     by_text = {str(o): i for i, o in enumerate(options)}
@@ -260,7 +313,7 @@ def query_select(
         options,
         index=index,
         format_func=format_func,
-        key=f"{param}_pick",
+        key=f"{param}_pick" + (f"_{abs(hash(version))}" if version is not None else ""),
         placeholder=placeholder,
     )
     if choice is None:

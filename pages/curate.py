@@ -1,0 +1,140 @@
+"""Curate: rename, merge, hide and move, with the history, undo and revert.
+
+Listed in the navigation only where this server may edit (explorer.curation.editing_allowed);
+every change goes through explorer.curation, as `explorer curate` does, and shows on every
+page at the next rerun, in every worker.
+"""
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from explorer import curation
+from explorer.errors import InputError
+from explorer.view.store import node_name
+from explorer.view.text import md, md_format
+from explorer.view.ui.data import RunData, cache_dir, current, levels
+from explorer.view.ui.router import ensure_router
+
+ensure_router()
+APP_DIR = Path(__file__).resolve().parents[1]
+DONE = "curate_done"  # what the last change did, shown after the rerun it triggers
+# The forms' pickers: cleared after a change, because a select box keeps showing its
+# chosen option's old name after a rename (the browser caches the shown value).
+PICKERS = ("cur_rename_node", "cur_hide_node", "cur_merge", "cur_paper", "cur_target", "cur_to")
+
+
+def edit(data: RunData, op: str, **args: object) -> None:
+    """Record one change (as the dashboard), then rerun so every view shows it."""
+    try:
+        change = curation.record(
+            cache_dir(), data.corpus, data.built_papers, data.nodes, op, source="dashboard", **args
+        )
+    except InputError as exc:
+        st.error(md(exc))
+        return
+    st.session_state[DONE] = curation.describe(change)
+    _rerun()
+
+
+def take_back(data: RunData, to: int | None) -> None:
+    try:
+        back, restored = curation.take_back(cache_dir(), data.corpus, to=to, source="dashboard")
+    except InputError as exc:
+        st.error(md(exc))
+        return
+    lines = [f"Took back: {curation.describe(c)}" for c in back]
+    lines += [f"Restored: {curation.describe(c)}" for c in restored]
+    st.session_state[DONE] = "\n".join(lines)
+    _rerun()
+
+
+def _rerun() -> None:
+    for key in PICKERS:
+        st.session_state.pop(key, None)
+    st.rerun()
+
+
+def history(data: RunData) -> pd.DataFrame:
+    changes = curation.read(cache_dir(), data.corpus)
+    live = {c["id"] for c in curation.active(changes)}
+    return pd.DataFrame(
+        {
+            "id": [c["id"] for c in changes],
+            "change": [curation.describe(c).split(": ", 1)[1] for c in changes],
+            "source": [c["source"] for c in changes],
+            "time": [c["time"] for c in changes],
+            "in effect": [c["id"] in live or c["op"] not in curation.EDITS for c in changes],
+        }
+    ).iloc[::-1]
+
+
+data = current()
+st.title("Curate")
+if not curation.editing_allowed(APP_DIR):
+    st.info("This dashboard is read-only: curation is edited where the corpus was built.")
+    st.stop()
+st.caption(
+    "Changes are kept beside the corpus (curation.json), show on every page at once and "
+    "carry over to rebuilds; undo and revert take them back."
+)
+if done := st.session_state.pop(DONE, None):
+    st.success("Saved.")
+    st.text(done)
+if data.unmatched:
+    st.warning(
+        md_format(
+            "{n} change(s) do not match this run's topics (their papers moved in a rebuild):",
+            n=len(data.unmatched),
+        )
+    )
+    st.text("\n".join(curation.describe(c) for c in data.unmatched))
+
+name = node_name(data.nodes)
+nodes = data.nodes[data.nodes["level"].isin(levels(data))]  # no stand-in areas
+ids = nodes["node_id"].tolist()
+leaves = nodes.loc[nodes["level"] != "area", "node_id"].tolist()
+rename_tab, merge_tab, hide_tab, move_tab, history_tab = st.tabs(
+    ["Rename", "Merge", "Hide", "Move a paper", "History"]
+)
+with rename_tab, st.form("rename"):
+    node = st.selectbox("Area, topic or subtopic", ids, format_func=name, key="cur_rename_node")
+    label = st.text_input("New label", max_chars=curation.MAX_LABEL_CHARS, key="cur_label")
+    if st.form_submit_button("Rename"):
+        edit(data, "rename", node=node, label=label)
+with merge_tab, st.form("merge"):
+    st.caption("The merged topic keeps the id and area of its largest member.")
+    merged = st.multiselect(
+        "Topics, or subtopics of one topic", leaves, format_func=name, key="cur_merge"
+    )
+    if st.form_submit_button("Merge"):
+        edit(data, "merge", nodes=merged)
+with hide_tab, st.form("hide"):
+    node = st.selectbox("Area, topic or subtopic", ids, format_func=name, key="cur_hide_node")
+    hide, unhide = st.columns(2)
+    if hide.form_submit_button("Hide"):
+        edit(data, "hide", node=node)
+    if unhide.form_submit_button("Unhide"):
+        edit(data, "unhide", node=node)
+with move_tab, st.form("move"):
+    titles = dict(zip(data.papers["paper_id"], data.papers["title"], strict=True))
+    paper = st.selectbox(
+        "Paper", list(titles), format_func=lambda p: titles[p][:120], key="cur_paper"
+    )
+    target = st.selectbox("To topic or subtopic", leaves, format_func=name, key="cur_target")
+    if st.form_submit_button("Move"):
+        edit(data, "move", paper=paper, node=target)
+with history_tab:
+    table = history(data)
+    if table.empty:
+        st.text("No changes yet.")
+    else:
+        st.dataframe(table, hide_index=True, key="cur_history")
+        undo, revert = st.columns(2)
+        if undo.button("Undo the last change"):
+            take_back(data, None)
+        with revert.form("revert"):
+            to = st.selectbox("Return to the state right after change", table["id"], key="cur_to")
+            if st.form_submit_button("Revert"):
+                take_back(data, int(to))

@@ -1,0 +1,382 @@
+"""Curation in the real app: the Curate page in chromium (rename, hide, undo), two tabs
+saving at once, a CLI change reaching both `explorer serve` workers, and a published
+folder that shows the curator's labels but cannot edit them."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from explorer import cli, curation
+from explorer.view.map_layout import HIDDEN_COLOR
+from tests.conftest import ROOT
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    _free_port,
+    haproxy_or_skip,
+    kill_tree,
+    no_exception,
+    start_serve,
+    start_server,
+    stop_server,
+    wait_for_app,
+)
+
+pytestmark = pytest.mark.e2e
+CORPUS = "seed"
+VIEWPORT = {"width": 1400, "height": 1000}
+NODE_PICKER = "Area, topic or subtopic"
+
+
+# --- fixtures and helpers ----------------------------------------------------------------
+
+
+@pytest.fixture
+def cache(seed_cache, tmp_path) -> Path:
+    """A copy of the seed build (corpus and models, no curation) the test may curate."""
+    target = tmp_path / "cache"
+    target.mkdir()
+    shutil.copytree(seed_cache / CORPUS, target / CORPUS)
+    for name in (curation.FILE, curation.LOCK):
+        (target / CORPUS / name).unlink(missing_ok=True)  # start uncurated whatever ran before
+    if (seed_cache / "models").is_dir():
+        shutil.copytree(seed_cache / "models", target / "models")
+    return target
+
+
+@pytest.fixture
+def labels(seed_run) -> dict[str, str]:
+    nodes = seed_run.table("nodes")
+    return dict(zip(nodes["node_id"], nodes["label"], strict=True))
+
+
+@contextlib.contextmanager
+def served(cache: Path, **kwargs) -> Iterator[str]:
+    proc, url = start_server(cache, **kwargs)
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@contextlib.contextmanager
+def tab(browser, cookies: list[dict] | None = None) -> Iterator:
+    """A browser tab of its own (its own context: cookies, session)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    if cookies:
+        context.add_cookies(cookies)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def open_page(page, url: str):
+    response = page.goto(url)
+    wait_for_app(page)
+    no_exception(page)
+    return response
+
+
+def form(page, button: str):
+    """The form whose submit button is `button` (each edit has its own form)."""
+    # By text, not role: an open dropdown hides the rest of the page from the accessibility
+    # tree, and the form must stay found while one is open.
+    submit = page.locator("button").filter(has_text=re.compile(f"^{re.escape(button)}$"))
+    return page.locator('[data-testid="stForm"]').filter(has=submit)
+
+
+def choose(page, scope, node: str) -> None:
+    """Pick node `node` ("id: label") in the node selectbox inside `scope`."""
+    box = scope.locator('[data-testid="stSelectbox"]').filter(has_text=NODE_PICKER)
+    box.click()
+    box.locator("input").fill(f"{node}:")
+    options = page.get_by_role("option").filter(has_text=f"{node}:")
+    options.first.wait_for(timeout=10_000)
+    for i in range(options.count()):
+        if options.nth(i).inner_text().startswith(f"{node}:"):
+            options.nth(i).click()
+            break
+    else:
+        pytest.fail(f"no option for node {node}")
+    value = box.locator("input").input_value()
+    assert value.startswith(f"{node}:"), value
+
+
+def saved(page) -> str:
+    """After a submit: the page reran and says what it saved; returns that line."""
+    page.get_by_text("Saved.", exact=True).wait_for(timeout=60_000)
+    wait_for_app(page)
+    no_exception(page)
+    return page.locator('[data-testid="stText"]').first.inner_text()
+
+
+def shown_count(page) -> int:
+    caption = page.get_by_text("papers shown").first.inner_text()
+    return int(caption.split(" of ")[0].replace(",", ""))
+
+
+def map_text(page) -> str:
+    """The text of the map's SVG layers (its labels), once drawn."""
+    plot = page.locator(".js-plotly-plot").first
+    plot.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)
+    return plot.text_content() or ""
+
+
+def point_colors(page) -> dict[str, str]:
+    """paper_id -> the colour its point is drawn in, from the map's plotly traces."""
+    return page.evaluate(
+        """() => {
+            const out = {};
+            for (const trace of document.querySelector('.js-plotly-plot').data) {
+                if (!trace.customdata || !Array.isArray(trace.marker.color)) continue;
+                trace.customdata.forEach((c, i) => { out[c[0]] = trace.marker.color[i]; });
+            }
+            return out;
+        }"""
+    )
+
+
+def nav_text(page) -> str:
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav.wait_for(timeout=30_000)
+    return nav.inner_text()
+
+
+def explorer(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "explorer.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def note_worker(url: str, seen: set[str], response) -> None:
+    if response.url.startswith(url):
+        seen.add(response.headers.get("x-explorer-worker", "(none)"))
+
+
+def topic_sizes(seed_run) -> dict[str, int]:
+    papers = seed_run.table("papers")
+    return papers["topic_id"].astype(str).value_counts().to_dict()
+
+
+# --- 1. the Curate page ------------------------------------------------------------------
+
+
+def test_curate_page_renames_hides_and_undoes(cache, seed_run, labels, browser):
+    papers = seed_run.table("papers")
+    total = len(papers)
+    hidden_size = topic_sizes(seed_run)["2"]
+    new_label = "Diffusion models (curated)"
+    with served(cache) as url, tab(browser) as page:
+        open_page(page, f"{url}/curate?corpus={CORPUS}")
+        assert page.locator("h1").first.inner_text() == "Curate"
+        assert "Curate" in nav_text(page)
+
+        # Rename topic 1 through the form.
+        rename = form(page, "Rename")
+        choose(page, rename, "1")
+        rename.get_by_label("New label").fill(new_label)
+        rename.get_by_role("button", name="Rename", exact=True).click()
+        assert saved(page).endswith(f"rename 1 to '{new_label}'")
+        page.screenshot(path=str(ARTIFACTS / "curate_renamed.png"), full_page=True)
+        (change,) = curation.read(cache, CORPUS)
+        assert (change["op"], change["node"], change["label"]) == ("rename", "1", new_label)
+        assert change["source"] == "dashboard"
+
+        # The new label on the Topics page and on the map.
+        open_page(page, f"{url}/topics?corpus={CORPUS}&topic=1")
+        page.get_by_text(f"Topic 1: {new_label}").wait_for(timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / "curate_topics_renamed.png"), full_page=True)
+        open_page(page, f"{url}/topic_map?corpus={CORPUS}&level=topic")
+        assert new_label in map_text(page)
+        assert labels["1"] not in map_text(page)
+        assert shown_count(page) == total
+
+        # Hide topic 2: its papers leave the map unless "Show hidden topics" is checked.
+        open_page(page, f"{url}/curate?corpus={CORPUS}")
+        page.get_by_role("tab", name="Hide", exact=True).click()
+        hide = form(page, "Hide")
+        choose(page, hide, "2")
+        hide.get_by_role("button", name="Hide", exact=True).click()
+        assert saved(page).endswith("hide 2")
+        open_page(page, f"{url}/topic_map?corpus={CORPUS}&level=topic")
+        assert shown_count(page) == total - hidden_size
+        assert f"{labels['2']} (hidden)" not in map_text(page)
+        page.screenshot(path=str(ARTIFACTS / "curate_map_hidden.png"), full_page=True)
+        page.get_by_text("Show hidden topics").click()
+        page.wait_for_function(
+            f"() => document.body.innerText.includes('{total} of {total} papers shown')",
+            timeout=60_000,
+        )
+        wait_for_app(page)
+        assert f"{labels['2']} (hidden)" in map_text(page)
+        colors = point_colors(page)
+        assert len(colors) == total
+        in_2 = set(papers.loc[papers["topic_id"] == "2", "paper_id"])
+        assert {colors[p] for p in in_2} == {HIDDEN_COLOR}  # greyed
+        assert HIDDEN_COLOR not in {c for p, c in colors.items() if p not in in_2}
+        assert "show_hidden=true" in page.url
+        page.screenshot(path=str(ARTIFACTS / "curate_map_show_hidden.png"), full_page=True)
+        open_page(page, f"{url}/topics?corpus={CORPUS}&topic=2")
+        page.get_by_text(f"Topic 2: {labels['2']} (hidden)").wait_for(timeout=30_000)
+
+        # History: undo takes the hide back, and the rename stays.
+        open_page(page, f"{url}/curate?corpus={CORPUS}")
+        page.get_by_role("tab", name="History", exact=True).click()
+        page.get_by_role("button", name="Undo the last change").click()
+        assert "Took back: #2" in saved(page) and "hide 2" in saved(page)
+        page.get_by_role("tab", name="History", exact=True).click()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(ARTIFACTS / "curate_history_undone.png"), full_page=True)
+        changes = curation.read(cache, CORPUS)
+        assert [c["op"] for c in changes] == ["rename", "hide", "undo"]
+        assert [c["id"] for c in curation.active(changes)] == [1]
+        open_page(page, f"{url}/topic_map?corpus={CORPUS}&level=topic")
+        assert shown_count(page) == total
+        assert page.get_by_text("Show hidden topics").count() == 0  # nothing hidden now
+        text = map_text(page)
+        assert "(hidden)" not in text and new_label in text
+        page.screenshot(path=str(ARTIFACTS / "curate_map_after_undo.png"), full_page=True)
+
+
+# --- 2. two editors at once ----------------------------------------------------------------
+
+
+def test_two_tabs_saving_at_once_keep_both_changes(cache, browser):
+    wanted = {"1": "First tab's name", "2": "Second tab's name"}
+    with served(cache) as url, tab(browser) as first, tab(browser) as second:
+        pages = {"1": first, "2": second}
+        buttons = {}
+        for node, page in pages.items():
+            open_page(page, f"{url}/curate?corpus={CORPUS}")
+            rename = form(page, "Rename")
+            choose(page, rename, node)
+            rename.get_by_label("New label").fill(wanted[node])
+            buttons[node] = rename.get_by_role("button", name="Rename", exact=True)
+            buttons[node].wait_for()
+        handles = [b.element_handle() for b in buttons.values()]
+        for handle in handles:  # both submits within a few milliseconds
+            handle.evaluate("button => button.click()")
+        for page in pages.values():
+            saved(page)
+        changes = curation.read(cache, CORPUS)
+        assert [c["id"] for c in changes] == [1, 2]
+        assert {c["node"]: c["label"] for c in changes} == wanted
+        assert [c["id"] for c in curation.active(changes)] == [1, 2]
+        # Each tab shows both labels, its own and the other's.
+        for page in pages.values():
+            for node, label in wanted.items():
+                open_page(page, f"{url}/topics?corpus={CORPUS}&topic={node}")
+                page.get_by_text(f"Topic {node}: {label}").wait_for(timeout=30_000)
+        second.screenshot(path=str(ARTIFACTS / "curate_two_tabs.png"), full_page=True)
+
+
+# --- 3. a CLI change reaches every `explorer serve` worker -----------------------------------
+
+
+def test_cli_change_shows_on_both_serve_workers(cache, labels, browser, tmp_path):
+    haproxy_or_skip()
+    port = _free_port()
+    log = tmp_path / "serve.log"
+    command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(cache), "serve",
+               "--workers", "2", "--port", str(port)]  # fmt: skip
+    proc, url = start_serve(command, cwd=ROOT, cache=None, log=log)
+    label = "Renamed from the command line"
+    try:
+        with contextlib.ExitStack() as stack:
+            pages = {}
+            for worker in ("w1", "w2"):  # a browser pinned to each worker by haproxy's cookie
+                cookie = {"name": "SERVERID", "value": worker, "url": url}
+                page = stack.enter_context(tab(browser, [cookie]))
+                answered: set[str] = set()  # the workers that answered this tab's requests
+                page.on("response", functools.partial(note_worker, url, answered))
+                response = open_page(page, f"{url}/topics?corpus={CORPUS}&topic=1")
+                assert response.headers.get("x-explorer-worker") == worker
+                page.get_by_text(f"Topic 1: {labels['1']}").wait_for(timeout=30_000)
+                pages[worker] = (page, answered)
+            done = explorer("--cache-dir", str(cache), "curate", CORPUS, "rename", "1", label)
+            assert done.returncode == 0, done.stderr
+            assert f"rename 1 to '{label}'" in done.stdout
+            for worker, (page, answered) in pages.items():
+                page.locator("h1").first.click()  # focus the page, not a widget, then rerun
+                page.keyboard.press("r")  # Streamlit's rerun shortcut: same session
+                page.get_by_text(f"Topic 1: {label}").wait_for(timeout=60_000)
+                wait_for_app(page)
+                no_exception(page)
+                assert answered == {worker}, f"{worker}'s tab was served by {answered}"
+                page.screenshot(path=str(ARTIFACTS / f"curate_serve_{worker}.png"), full_page=True)
+    finally:
+        kill_tree(proc)
+
+
+# --- 4. a published folder is read-only ------------------------------------------------------
+
+
+@pytest.fixture
+def published_curated(cache, tmp_path) -> Path:
+    assert (
+        cli.main(["--cache-dir", str(cache), "curate", CORPUS, "rename", "1", "Published name"])
+        == 0
+    )
+    dest = tmp_path / "site"
+    assert cli.main(["--cache-dir", str(cache), "publish", CORPUS, str(dest)]) == 0
+    assert (dest / "cache" / CORPUS / curation.FILE).is_file()
+    return dest
+
+
+def test_published_folder_shows_curation_but_cannot_edit(published_curated, browser, monkeypatch):
+    site = published_curated
+    monkeypatch.delenv("EXPLORER_CURATION", raising=False)
+    with served(site / "cache", app_dir=site) as url, tab(browser) as page:
+        open_page(page, f"{url}/topics?corpus={CORPUS}&topic=1")
+        page.get_by_text("Topic 1: Published name").wait_for(timeout=30_000)
+        nav = nav_text(page)
+        assert "Topics" in nav and "Curate" not in nav
+        page.screenshot(path=str(ARTIFACTS / "curate_published_readonly.png"), full_page=True)
+        page.goto(f"{url}/curate?corpus={CORPUS}")  # not a page of this app
+        wait_for_app(page)
+        assert page.get_by_role("button", name="Rename", exact=True).count() == 0
+        assert page.locator("h1").first.inner_text() != "Curate"
+
+    monkeypatch.setenv("EXPLORER_CURATION", "on")  # the documented override
+    with served(site / "cache", app_dir=site) as url, tab(browser) as page:
+        open_page(page, f"{url}/curate?corpus={CORPUS}")
+        assert "Curate" in nav_text(page)
+        assert page.locator("h1").first.inner_text() == "Curate"
+        rename = form(page, "Rename")
+        choose(page, rename, "2")
+        rename.get_by_label("New label").fill("Edited where published")
+        rename.get_by_role("button", name="Rename", exact=True).click()
+        assert saved(page).endswith("rename 2 to 'Edited where published'")
+        page.screenshot(path=str(ARTIFACTS / "curate_published_override.png"), full_page=True)
+    changes = curation.read(site / "cache", CORPUS)
+    assert [(c["node"], c["source"]) for c in changes] == [("1", "cli"), ("2", "dashboard")]
+
+
+def test_cli_refuses_an_unknown_node_and_writes_nothing(cache):
+    file = curation.path(cache, CORPUS)
+    for args in (["rename", "999", "A name"], ["hide", "999"], ["merge", "1", "999"]):
+        done = explorer("--cache-dir", str(cache), "curate", CORPUS, *args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "'999'" in lines[0], done.stderr
+        assert not file.exists()
+    assert explorer("--cache-dir", str(cache), "curate", CORPUS, "hide", "1").returncode == 0
+    before = file.read_bytes()
+    done = explorer("--cache-dir", str(cache), "curate", CORPUS, "rename", "A99", "x")
+    assert done.returncode == 2 and "'A99'" in done.stderr
+    assert file.read_bytes() == before
+    assert len(curation.read(cache, CORPUS)) == 1

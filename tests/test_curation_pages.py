@@ -1,0 +1,522 @@
+"""Curation on every page it touches: a rename, merge, hide or move shows on Overview, the
+Topic map, Topics, Trends and Papers; the Curate page's forms record and take back changes;
+links keep working because they carry ids; `explorer export` writes the curated names.
+
+AppTest on a private copy of the seed build (curation.json is written beside its runs), and
+on a synthetic run for areas and subtopics (the 38-paper seed corpus has neither).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import cli, curation
+from explorer.artifacts import open_run
+from explorer.view.map_layout import HIDDEN_COLOR
+from tests.conftest import ROOT, shown
+from tests.test_app import TIMEOUT, run_page, texts
+
+CORPUS = "seed"
+
+
+def _clear_caches() -> None:
+    from explorer.view.ui.data import _built, load_run
+
+    load_run.clear()
+    _built.clear()
+
+
+def _app_factory(cache, monkeypatch):
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(cache))
+    monkeypatch.delenv("EXPLORER_CURATION", raising=False)
+    monkeypatch.chdir(ROOT)
+    _clear_caches()
+    return lambda: AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+
+
+@pytest.fixture
+def clickable(monkeypatch):
+    """For tests that click buttons. AppTest resets Streamlit's legacy-multipage flag
+    before every run, so with a pages/ folder each run first executes the page alone, and
+    explorer/view/ui/router.py reruns it under app.py: a click is spent on that first,
+    aborted run. A real server leaves legacy mode for good once a session ran app.py;
+    with this fixture, so does AppTest."""
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.pages_manager import PagesManager
+
+    class Modern(PagesManager):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test, "PagesManager", Modern)
+
+
+@pytest.fixture
+def cache(seed_cache, tmp_path):
+    """A copy of the seed build: curating it never touches the session's seed cache."""
+    cache = tmp_path / "cache"
+    shutil.copytree(seed_cache / CORPUS, cache / CORPUS)
+    if (seed_cache / "models").exists():  # the query encoder, read only: shared, not copied
+        (cache / "models").symlink_to(seed_cache / "models")
+    return cache
+
+
+@pytest.fixture
+def app(cache, monkeypatch):
+    yield _app_factory(cache, monkeypatch)
+    _clear_caches()
+
+
+@dataclass(frozen=True)
+class Built:
+    """The seed run as built (before any curation)."""
+
+    papers: pd.DataFrame
+    topics: pd.DataFrame  # indexed by topic_id
+
+    def size(self, topic: str) -> int:
+        return int(self.topics.loc[topic, "size"])
+
+    def label(self, topic: str) -> str:
+        return str(self.topics.loc[topic, "label"])
+
+    def members(self, topic: str) -> pd.DataFrame:
+        return self.papers[self.papers["topic_id"] == topic]
+
+
+@pytest.fixture
+def built(cache) -> Built:
+    run = open_run(cache, CORPUS)
+    topics = run.table("topics").set_index("topic_id")
+    assert len(topics) - 1 >= 5, "the tests curate five distinct topics"
+    return Built(run.table("papers"), topics)
+
+
+def curate(cache, corpus: str, *args: str) -> str:
+    """`explorer curate CORPUS ARGS...` in-process; its stdout."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = cli.main(["--cache-dir", str(cache), "curate", corpus, *args])
+    assert status == 0, out.getvalue()
+    return out.getvalue()
+
+
+def open_page(app: AppTest, page: str, **params) -> AppTest:
+    """`run_page`, except that the Overview (the page the first run shows) gets its
+    parameters before that run: a bound widget reads the URL only when it is created."""
+    if page != "overview":
+        return run_page(app, page, **params)
+    for key, value in params.items():
+        app.query_params[key] = value
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def map_figure(at: AppTest) -> dict:
+    (figure,) = charts(at)  # the Topic map page draws one chart: the map
+    return figure
+
+
+def hover_names(figure: dict) -> set[str]:
+    """The node names in the map's hover texts (`title<br>venue year status<br>id: label`)."""
+    return {h.rsplit("<br>", 1)[1] for trace in figure["data"] for h in trace["hovertext"]}
+
+
+def annotations(figure: dict) -> list[str]:
+    return [a["text"] for a in figure["layout"].get("annotations", [])]
+
+
+def total(at: AppTest) -> int:
+    """The Topic map's "N of M papers shown" count N."""
+    caption = next(c for c in texts(at).splitlines() if " papers shown" in c)
+    return int(caption.split(" of ")[0].replace(",", ""))
+
+
+def node_links(at: AppTest) -> pd.DataFrame:
+    """The Topics page's table of every node with a link to its topic."""
+    return next(d.value for d in at.dataframe if {"open", "level"} <= set(d.value.columns))
+
+
+def topic_picker(at: AppTest):
+    """The Topics page's topic picker (its key carries the curation's version)."""
+    return next(s for s in at.selectbox if str(s.key).startswith("topic_pick"))
+
+
+def button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+# --- rename ------------------------------------------------------------------------------
+
+
+def test_a_renamed_topic_shows_on_every_page(cache, app, built):
+    label, old = "Curated robots", built.label("0")
+    assert curate(cache, CORPUS, "rename", "0", label).startswith("#1 ")
+    name, members = f"0: {label}", built.members("0")
+
+    at = open_page(app(), "overview")
+    sizes = json.dumps(charts(at)[0])
+    assert name in sizes and f"0: {old}" not in sizes
+
+    at = run_page(app(), "topic_map")
+    figure = map_figure(at)
+    assert name in hover_names(figure) and f"0: {old}" not in hover_names(figure)
+    assert label in annotations(figure)
+    table = at.dataframe[0].value
+    assert set(table.loc[table["paper_id"].isin(members["paper_id"]), "topic_label"]) == {label}
+    assert name in at.multiselect(key="topics").options
+
+    at = run_page(app(), "topics", topic="0")
+    assert at.dataframe[0].value.set_index("id").loc["0", "label"] == label
+    assert f"Topic 0: {label}" in texts(at)
+    assert name in topic_picker(at).options
+
+    at = run_page(app(), "trends")
+    options = at.multiselect(key="trend_topics").options
+    assert name in options and f"0: {old}" not in options
+
+    at = run_page(app(), "papers", paper=members["paper_id"].iloc[0])
+    assert label in [t.value for t in at.text]
+    assert old not in [t.value for t in at.text]
+    assert label in set(at.dataframe[0].value["label"])  # the topic distribution
+
+
+@pytest.fixture
+def syn_app(tmp_path, monkeypatch):
+    """A synthetic run with areas (A0-A5) and two subtopics of topic 0 (0.0, 0.1)."""
+    from tests.synthetic import write_synthetic_run
+
+    cache = tmp_path / "syn-cache"
+    write_synthetic_run(cache, "syn", 600, n_topics=12)
+    factory = _app_factory(cache, monkeypatch)
+    yield cache, factory
+    _clear_caches()
+
+
+def test_renamed_areas_and_subtopics_show_on_every_page(syn_app, tmp_path):
+    cache, app = syn_app
+    curate(cache, "syn", "rename", "A1", "Curated area")
+    curate(cache, "syn", "rename", "0.1", "Curated subtopic")
+    area, sub = "A1: Curated area", "0.1: Curated subtopic"
+
+    at = open_page(app(), "overview", level="area")
+    assert area in json.dumps(charts(at)[0]) and "A1: node A1" not in json.dumps(charts(at)[0])
+    at = open_page(app(), "overview", level="subtopic")
+    assert sub in json.dumps(charts(at)[0])
+
+    at = run_page(app(), "topic_map", level="area")
+    figure = map_figure(at)
+    assert area in hover_names(figure) and "Curated area" in annotations(figure)
+    options = at.multiselect(key="topics").options
+    assert area in options and sub in options and "A1: node A1" not in options
+    at = run_page(app(), "topic_map", level="subtopic")
+    assert sub in hover_names(map_figure(at))
+
+    at = run_page(app(), "topics", level="area", topic="1")  # topic 1 is in area A1
+    assert at.dataframe[0].value.set_index("id").loc["A1", "label"] == "Curated area"
+    assert "Area A1: Curated area" in texts(at).replace("**", "")
+    at = run_page(app(), "topics", level="subtopic", topic="0")
+    assert at.dataframe[0].value.set_index("id").loc["0.1", "label"] == "Curated subtopic"
+    subtopics = at.dataframe[1].value.set_index("subtopic")  # topic 0's subtopics
+    assert subtopics.loc["0.1", "label"] == "Curated subtopic"
+
+    at = run_page(app(), "trends", level="subtopic")
+    assert sub in at.multiselect(key="trend_topics").options
+    at = run_page(app(), "trends", level="area")
+    assert area in at.multiselect(key="trend_topics").options
+
+    out = tmp_path / "syn.csv"
+    assert cli.main(["--cache-dir", str(cache), "export", "syn", "--out", str(out)]) == 0
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert set(frame.loc[frame["area_id"] == "A1", "area_label"]) == {"Curated area"}
+    assert set(frame.loc[frame["subtopic_id"] == "0.1", "subtopic_label"]) == {"Curated subtopic"}
+
+
+# --- merge -------------------------------------------------------------------------------
+
+
+def _merge_one_two(cache, built) -> tuple[str, str, int]:
+    """Merge topics 1 and 2: (the id kept, the id merged away, the merged size)."""
+    a, b = "1", "2"
+    keeper, gone = (a, b) if (built.size(a), b) >= (built.size(b), a) else (b, a)
+    curate(cache, CORPUS, "merge", a, b)
+    return keeper, gone, built.size(a) + built.size(b)
+
+
+def test_merged_topics_are_one_node_everywhere(cache, app, built):
+    keeper, gone, size = _merge_one_two(cache, built)
+    label = built.label(keeper)
+
+    at = run_page(app(), "topics", topic=keeper)
+    table = at.dataframe[0].value.set_index("id")
+    assert gone not in table.index and table.loc[keeper, "size"] == size
+    assert not [o for o in topic_picker(at).options if o.startswith(f"{gone}: ")]
+    assert f"{size} papers (" in texts(at)
+    assert len(at.dataframe[1].value) == size  # the topic's papers
+    assert gone not in set(node_links(at)["id"])  # the hierarchy's links
+    at = run_page(app(), "topics", topic=gone)  # an old link to the merged-away topic
+    assert any(f"Ignoring ?topic={gone}" in shown(w.value) for w in at.warning)
+
+    at = run_page(app(), "trends")
+    assert not [o for o in at.multiselect(key="trend_topics").options if o.startswith(f"{gone}:")]
+
+    at = run_page(app(), "topic_map")
+    assert not [o for o in at.multiselect(key="topics").options if o.startswith(f"{gone}: ")]
+    assert f"{gone}: {built.label(gone)}" not in hover_names(map_figure(at))
+    table = at.dataframe[0].value
+    merged = built.papers.loc[built.papers["topic_id"].isin([keeper, gone]), "paper_id"]
+    assert set(table.loc[table["paper_id"].isin(merged), "topic_label"]) == {label}
+
+    at = open_page(app(), "overview")
+    bars = charts(at)[0]["data"][0]
+    assert not [y for y in bars["y"] if y.startswith(f"{gone}: ")]
+
+    moved = built.members(gone)["paper_id"].iloc[0]
+    at = run_page(app(), "papers", paper=moved)
+    assert f"**Topic:** {keeper} ·" in texts(at)
+    assert label in [t.value for t in at.text]
+
+
+def test_overview_counts_follow_a_merge(cache, app, built):
+    _merge_one_two(cache, built)
+    at = open_page(app(), "overview")
+    metrics = {m.label: shown(m.value) for m in at.metric}
+    real = len(built.topics) - 1
+    assert metrics["Areas · topics · subtopics"].split(" · ")[1] == str(real - 1)
+
+
+# --- hide --------------------------------------------------------------------------------
+
+
+def test_hidden_topic_leaves_the_map_unless_asked_for_and_is_greyed(cache, app, built):
+    at = run_page(app(), "topic_map")
+    assert "show_hidden" not in [c.key for c in at.checkbox]  # nothing hidden: no checkbox
+    curate(cache, CORPUS, "hide", "3")
+    hidden = f"{built.label('3')} (hidden)"
+    n, members = len(built.papers), built.members("3")
+
+    at = run_page(app(), "topic_map")
+    assert total(at) == n - built.size("3")
+    assert at.checkbox(key="show_hidden").value is False
+    assert not set(at.dataframe[0].value["paper_id"]) & set(members["paper_id"])
+    at = run_page(app(), "topic_map", show_hidden="true")
+    assert total(at) == n and at.checkbox(key="show_hidden").value is True
+    figure = map_figure(at)
+    assert f"3: {hidden}" in hover_names(figure)
+    greyed = [
+        color
+        for trace in figure["data"]
+        for color, h in zip(trace["marker"]["color"], trace["hovertext"], strict=True)
+        if h.endswith(f"<br>3: {hidden}")
+    ]
+    assert greyed and set(greyed) == {HIDDEN_COLOR}
+    table = at.dataframe[0].value
+    assert set(table.loc[table["paper_id"].isin(members["paper_id"]), "topic_label"]) == {hidden}
+
+    at = run_page(app(), "papers")
+    assert f"{n - built.size('3')} of {n} papers match the filters." in texts(at)
+
+    at = run_page(app(), "topics", topic="3")
+    long_label = built.topics.loc["3", "long_label"]  # the table shows long labels
+    assert at.dataframe[0].value.set_index("id").loc["3", "label"] == f"{long_label} (hidden)"
+    assert f"Topic 3: {hidden}" in texts(at)
+    at = run_page(app(), "trends")
+    assert f"3: {hidden}" in at.multiselect(key="trend_topics").options
+
+    curate(cache, CORPUS, "unhide", "3")
+    at = run_page(app(), "topic_map")
+    assert total(at) == n and "show_hidden" not in [c.key for c in at.checkbox]
+
+
+# --- move --------------------------------------------------------------------------------
+
+
+def test_a_moved_paper_shows_in_its_new_topic(cache, app, built):
+    paper = built.members("4").iloc[0]
+    curate(cache, CORPUS, "move", paper["paper_id"], "0")
+
+    at = run_page(app(), "papers", paper=paper["paper_id"])
+    assert "**Topic:** 0 ·" in texts(at)
+    assert built.label("0") in [t.value for t in at.text]
+
+    at = run_page(app(), "topics", topic="0")
+    assert f"{built.size('0') + 1} papers (" in texts(at)
+    assert paper["title"] in set(at.dataframe[1].value["title"])
+    at = run_page(app(), "topics", topic="4")
+    assert paper["title"] not in set(at.dataframe[1].value["title"])
+    assert at.dataframe[0].value.set_index("id").loc["4", "size"] == built.size("4") - 1
+
+
+# --- the Curate page ---------------------------------------------------------------------
+
+
+def history(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "in effect" in d.value.columns)
+
+
+def test_curate_page_renames_and_undoes(cache, app, built, clickable):
+    at = run_page(app(), "curate")
+    assert "No changes yet." in [t.value for t in at.text]
+    at.selectbox(key="cur_rename_node").set_value("0")
+    at.text_input(key="cur_label").input("Dashboard name")
+    button(at, "Rename").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [s.value for s in at.success] == ["Saved."]
+    table = history(at)
+    assert table["change"].tolist() == ["rename 0 to 'Dashboard name'"]
+    assert table["source"].tolist() == ["dashboard"] and table["in effect"].tolist() == [True]
+
+    topics = run_page(app(), "topics", topic="0")
+    assert "Topic 0: Dashboard name" in texts(topics)
+
+    button(at, "Undo the last change").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Took back: #1 " in t.value for t in at.text)
+    table = history(at).set_index("id")
+    assert table.loc[2, "change"] == "undo (takes back 1)" and not table.loc[1, "in effect"]
+    topics = run_page(app(), "topics", topic="0")
+    assert f"Topic 0: {built.label('0')}" in texts(topics)
+    assert [c["source"] for c in curation.read(cache, CORPUS)] == ["dashboard"] * 2
+
+
+def test_curate_page_merges_hides_moves_and_reverts(cache, app, built, clickable):
+    at = run_page(app(), "curate")
+    at.multiselect(key="cur_merge").set_value(["1"])
+    button(at, "Merge").click().run()  # one topic is not a merge: refused, nothing written
+    assert any("two or more" in shown(e.value) for e in at.error)
+    assert not curation.path(cache, CORPUS).exists()
+
+    at.multiselect(key="cur_merge").set_value(["1", "2"])
+    button(at, "Merge").click().run()
+    at.selectbox(key="cur_hide_node").set_value("3")
+    button(at, "Hide").click().run()
+    paper = built.members("4")["paper_id"].iloc[0]
+    at.selectbox(key="cur_paper").set_value(paper)
+    at.selectbox(key="cur_target").set_value("0")
+    button(at, "Move").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    changes = curation.read(cache, CORPUS)
+    assert [(c["op"], c["source"]) for c in changes] == [
+        ("merge", "dashboard"), ("hide", "dashboard"), ("move", "dashboard"),
+    ]  # fmt: skip
+    keeper = "1" if (built.size("1"), "2") >= (built.size("2"), "1") else "2"
+    gone = "2" if keeper == "1" else "1"
+    # A node merged away can no longer be picked; the hidden one is named as hidden.
+    assert not [o for o in at.selectbox(key="cur_hide_node").options if o.startswith(f"{gone}:")]
+    assert f"3: {built.label('3')} (hidden)" in at.selectbox(key="cur_hide_node").options
+
+    page = run_page(app(), "papers", paper=paper)
+    assert "**Topic:** 0 ·" in texts(page)
+
+    at.selectbox(key="cur_to").set_value(1)
+    button(at, "Revert").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [c["id"] for c in curation.active(curation.read(cache, CORPUS))] == [1]
+    page = run_page(app(), "papers", paper=paper)
+    assert "**Topic:** 4 ·" in texts(page)
+    page = run_page(app(), "topics", topic=keeper)
+    assert gone not in set(page.dataframe[0].value["id"])  # the merge, still in effect
+
+
+def test_curate_page_lists_unmatched_changes(cache, app, built):
+    # A change recorded on papers this run never grouped that way: topic 0 "was" one
+    # paper of each topic, so no node of this run shares half its papers with it.
+    papers = built.papers.copy()
+    strays = papers.groupby("topic_id").head(1).index
+    papers["topic_id"] = "9"
+    papers.loc[strays, "topic_id"] = "0"
+    nodes = pd.DataFrame({"node_id": ["0"]})
+    change = curation.record(
+        cache, CORPUS, papers, nodes, "rename", source="cli", node="0", label="Lost label"
+    )
+    at = run_page(app(), "curate")
+    assert any("1 change(s) do not match" in shown(w.value) for w in at.warning)
+    assert curation.describe(change) in [t.value for t in at.text]
+    at = run_page(app(), "topics", topic="0")
+    assert "Lost label" not in texts(at)
+
+
+def test_curate_page_is_not_offered_where_editing_is_off(cache, app, monkeypatch):
+    monkeypatch.setenv("EXPLORER_CURATION", "off")
+    at = app().run()
+    assert not at.exception
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page("pages/curate.py")
+    monkeypatch.setenv("EXPLORER_CURATION", "on")
+    assert "Curate" in [t.value for t in run_page(app(), "curate").title]
+
+
+# --- links -------------------------------------------------------------------------------
+
+
+def test_links_carry_ids_so_they_survive_a_rename(cache, app, built):
+    curate(cache, CORPUS, "rename", "0", "Renamed once")
+    at = run_page(app(), "topics", topic="0")
+    assert "Topic 0: Renamed once" in texts(at)
+    links = node_links(at)
+    assert set(links["open"]) == {
+        f"./topics?corpus={CORPUS}&topic={t}" for t in built.topics.index if t != "-1"
+    }
+    papers = at.dataframe[1].value
+    assert all(link.startswith(f"./papers?corpus={CORPUS}&paper=") for link in papers["open"])
+
+    curate(cache, CORPUS, "rename", "0", "Renamed twice")
+    at = run_page(app(), "topics", topic="0")  # the same link, after another rename
+    assert "Topic 0: Renamed twice" in texts(at) and not at.warning
+
+
+def test_a_shared_topic_filter_link_survives_a_rename(cache, app, built):
+    """The filter's URL holds ids (`?topics=0`); an older link's `0: label` still works."""
+    for link in ("0", f"0: {built.label('0')}"):
+        at = run_page(app(), "topic_map", topics=link)
+        assert total(at) == built.size("0")
+        assert at.query_params["topics"] in ("0", ["0"])  # rewritten to the id
+    curate(cache, CORPUS, "rename", "0", "Renamed")
+    at = run_page(app(), "topic_map", topics=f"0: {built.label('0')}")
+    assert not at.warning and total(at) == built.size("0")
+
+
+# --- export ------------------------------------------------------------------------------
+
+
+def test_export_writes_the_curated_names_and_assignments(cache, app, built, tmp_path):
+    curate(cache, CORPUS, "rename", "0", "Exported name")
+    keeper, gone, size = _merge_one_two(cache, built)
+    curate(cache, CORPUS, "hide", "3")
+    paper = built.members("4")["paper_id"].iloc[0]
+    curate(cache, CORPUS, "move", paper, "0")
+
+    out = tmp_path / "seed.csv"
+    assert cli.main(["--cache-dir", str(cache), "export", CORPUS, "--out", str(out)]) == 0
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False).set_index("paper_id")
+    assert len(frame) == len(built.papers)  # hidden papers are exported, labelled
+    assert set(frame.loc[frame["topic_id"] == "0", "topic_label"]) == {"Exported name"}
+    assert gone not in set(frame["topic_id"]) and (frame["topic_id"] == keeper).sum() == size
+    assert set(frame.loc[frame["topic_id"] == "3", "topic_label"]) == {
+        f"{built.label('3')} (hidden)"
+    }
+    assert frame.loc[paper, "topic_id"] == "0"
+    assert frame.loc[paper, "topic_label"] == "Exported name"
+
+
+def test_closest_topics_never_name_a_merged_away_topic(cache, app, built):
+    _, gone, _ = _merge_one_two(cache, built)
+    for topic in built.topics.index.drop(["-1", gone]):
+        closest = [
+            t.value for t in run_page(app(), "topics", topic=topic).text if "Closest" in t.value
+        ]
+        assert not [line for line in closest if f"{gone}: " in line], (topic, closest)
