@@ -20,9 +20,6 @@ from explorer.view.ui.router import ensure_router
 ensure_router()
 APP_DIR = Path(__file__).resolve().parents[1]
 DONE = "curate_done"  # what the last change did, shown after the rerun it triggers
-# The forms' pickers: cleared after a change, because a select box keeps showing its
-# chosen option's old name after a rename (the browser caches the shown value).
-PICKERS = ("cur_rename_node", "cur_hide_node", "cur_merge", "cur_paper", "cur_target", "cur_to")
 
 
 def edit(data: RunData, op: str, **args: object) -> None:
@@ -35,7 +32,7 @@ def edit(data: RunData, op: str, **args: object) -> None:
         st.error(md(exc))
         return
     st.session_state[DONE] = curation.describe(change)
-    _rerun()
+    st.rerun()
 
 
 def take_back(data: RunData, to: int | None) -> None:
@@ -47,12 +44,6 @@ def take_back(data: RunData, to: int | None) -> None:
     lines = [f"Took back: {curation.describe(c)}" for c in back]
     lines += [f"Restored: {curation.describe(c)}" for c in restored]
     st.session_state[DONE] = "\n".join(lines)
-    _rerun()
-
-
-def _rerun() -> None:
-    for key in PICKERS:
-        st.session_state.pop(key, None)
     st.rerun()
 
 
