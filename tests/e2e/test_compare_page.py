@@ -40,7 +40,9 @@ def test_two_years_from_a_link(compare_server, page):
     page.get_by_text("emerging and").wait_for(timeout=60_000)
     wait_for_app(page)
     no_exception(page)
-    assert page.locator(".js-plotly-plot .bars path").count() > 0  # the largest shifts
+    bars = page.locator(".js-plotly-plot .bars path")  # the largest shifts, once drawn
+    bars.first.wait_for(timeout=30_000)
+    assert bars.count() > 0
     page.screenshot(path=str(ARTIFACTS / "compare_years.png"), full_page=True)
 
 
