@@ -1,18 +1,15 @@
 """Compare: a corpus's nodes between two years (?corpus=X&years=2008,2018), or two corpora's
 topics (?a=X&b=Y). The work is explorer.view.compare's, kept per pair of runs."""
 
-from urllib.parse import urlencode
-
 import pandas as pd
 import streamlit as st
 
 from explorer.view import charts, compare
 from explorer.view.store import level_ids, node_name
 from explorer.view.text import md_format
-from explorer.view.ui import state
 from explorer.view.ui.data import RunData, colors, corpora, current, per_run, run_of
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import level_picker, warn_unknown
+from explorer.view.ui.widgets import level_picker, topic_link, warn_unknown
 
 ensure_router()
 YEARS, A, B = "years", "a", "b"  # the page's URL parameters
@@ -34,10 +31,6 @@ def _pair(data: RunData, corpus_b: str, run_b: str, version_b: tuple):
     return compare.compare_corpora(
         data.papers, data.topics, data.embeddings, other.papers, other.topics, other.embeddings
     )
-
-
-def topic_link(corpus: str, topic: str) -> str:
-    return "./topics?" + urlencode({state.CORPUS: corpus, state.TOPIC_DETAIL: topic})
 
 
 def picked_years(years: list[int]) -> tuple[int, int]:

@@ -342,13 +342,16 @@ def detail_link(paper_id: str, corpus: str) -> str:
     return "./papers?" + urlencode({state.CORPUS: corpus, state.PAPER: paper_id})
 
 
+def topic_link(corpus: str, topic: str) -> str:
+    """Relative link that opens a topic on the Topics page (keeps the corpus when shared)."""
+    return "./topics?" + urlencode({state.CORPUS: corpus, state.TOPIC_DETAIL: topic})
+
+
 def node_links(data: RunData) -> pd.DataFrame:
     """Every node with a link to its topic on the Topics page (a subtopic opens its topic)."""
     nodes = data.nodes[data.nodes["level"] != "area"]
     topic = [n.split(".")[0] for n in nodes["node_id"]]
-    links = [
-        "./topics?" + urlencode({state.CORPUS: data.corpus, state.TOPIC_DETAIL: t}) for t in topic
-    ]
+    links = [topic_link(data.corpus, t) for t in topic]
     frame = nodes[["node_id", "level", "long_label", "size"]].rename(
         columns={"node_id": "id", "long_label": "label"}
     )
