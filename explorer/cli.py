@@ -90,6 +90,13 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the inputs of the corpus's latest run and add these",
     )
     b.add_argument(
+        "--keep-topics",
+        action="store_true",
+        help="keep the latest run's topics, levels and map: papers new to the corpus join "
+        "their nearest topic, nothing is refitted, curations carry over (refit without it "
+        "once many papers are new)",
+    )
+    b.add_argument(
         "--seed",
         type=int,
         default=DEFAULT_SEED,
@@ -220,6 +227,16 @@ def _stability_line(counts: dict) -> list[str]:
     ]
 
 
+def _kept_line(counts: dict) -> list[str]:
+    kept = counts.get("kept_topics")
+    if not kept:
+        return []
+    return [
+        f"  topics kept from run {kept['run_id']}: {kept['kept']} papers kept their place, "
+        f"{kept['added']} new assigned"
+    ]
+
+
 def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
     m = run.manifest
     c = m["counts"]
@@ -231,6 +248,7 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
         f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
         "  levels: " + _levels_line(c),
         *_stability_line(c),
+        *_kept_line(c),
         "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
     ]
     lines += [f"  note: {msg}" for msg in m.get("messages", [])]
@@ -258,6 +276,7 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
         seed=args.seed,
         min_topic_size=args.min_topic_size,
         stability=args.stability,
+        keep_topics=args.keep_topics,
         read_options=ReadOptions(
             text_column=args.text_column,
             title_column=args.title_column,
@@ -291,6 +310,8 @@ def _print_curation_carried(run: artifacts.Run) -> None:
     print(f", {len(curated.unmatched)} not matched in this run (shown on the Curate page):")
     for change in curated.unmatched:
         print("    " + curation.describe(change))
+    if not run.manifest["counts"].get("kept_topics"):
+        print("    (the refit regrouped these topics; --keep-topics adds papers without refitting)")
 
 
 def _cmd_fetch(args: argparse.Namespace, cache_dir: Path) -> None:

@@ -47,6 +47,29 @@ def take_back(data: RunData, to: int | None) -> None:
     st.rerun()
 
 
+def versioned(key: str, data: RunData) -> str:
+    """A picker's key for this version of the overlay. Streamlit keeps showing a keyed
+    select box's old option text when only `format_func`'s output changes
+    (streamlit/streamlit#13788), so a rename would show the old label until the choice
+    changed; a new key per version draws the new labels. `kept` carries the choice over."""
+    return f"{key}@{'-'.join(map(str, data.curation))}"
+
+
+def kept(key: str, options: list) -> int:
+    """The index of the choice last made under `key` (any version), 0 if it is gone."""
+    last = st.session_state.get(key)
+    return options.index(last) if last in options else 0
+
+
+def node_box(label: str, options: list, key: str, data: RunData, **kwargs) -> object:
+    """A select box over node ids (or paper ids) that shows curated names at once."""
+    value = st.selectbox(
+        label, options, index=kept(key, options), key=versioned(key, data), **kwargs
+    )
+    st.session_state[key] = value
+    return value
+
+
 def history(data: RunData) -> pd.DataFrame:
     changes = curation.read(cache_dir(), data.corpus)
     live = {c["id"] for c in curation.active(changes)}
@@ -76,7 +99,8 @@ if done := st.session_state.pop(DONE, None):
 if data.unmatched:
     st.warning(
         md_format(
-            "{n} change(s) do not match this run's topics (their papers moved in a rebuild):",
+            "{n} change(s) do not match this run's topics (their papers moved in a refit; "
+            "`explorer build --keep-topics` adds papers without moving topics):",
             n=len(data.unmatched),
         )
     )
@@ -90,19 +114,22 @@ rename_tab, merge_tab, hide_tab, move_tab, history_tab = st.tabs(
     ["Rename", "Merge", "Hide", "Move a paper", "History"]
 )
 with rename_tab, st.form("rename"):
-    node = st.selectbox("Area, topic or subtopic", ids, format_func=name, key="cur_rename_node")
+    node = node_box("Area, topic or subtopic", ids, "cur_rename_node", data, format_func=name)
     label = st.text_input("New label", max_chars=curation.MAX_LABEL_CHARS, key="cur_label")
     if st.form_submit_button("Rename"):
         edit(data, "rename", node=node, label=label)
 with merge_tab, st.form("merge"):
     st.caption("The merged topic keeps the id and area of its largest member.")
     merged = st.multiselect(
-        "Topics, or subtopics of one topic", leaves, format_func=name, key="cur_merge"
+        "Topics, or subtopics of one topic",
+        leaves,
+        format_func=name,
+        key=versioned("cur_merge", data),
     )
     if st.form_submit_button("Merge"):
         edit(data, "merge", nodes=merged)
 with hide_tab, st.form("hide"):
-    node = st.selectbox("Area, topic or subtopic", ids, format_func=name, key="cur_hide_node")
+    node = node_box("Area, topic or subtopic", ids, "cur_hide_node", data, format_func=name)
     hide, unhide = st.columns(2)
     if hide.form_submit_button("Hide"):
         edit(data, "hide", node=node)
@@ -110,10 +137,10 @@ with hide_tab, st.form("hide"):
         edit(data, "unhide", node=node)
 with move_tab, st.form("move"):
     titles = dict(zip(data.papers["paper_id"], data.papers["title"], strict=True))
-    paper = st.selectbox(
-        "Paper", list(titles), format_func=lambda p: titles[p][:120], key="cur_paper"
+    paper = node_box(
+        "Paper", list(titles), "cur_paper", data, format_func=lambda p: titles[p][:120]
     )
-    target = st.selectbox("To topic or subtopic", leaves, format_func=name, key="cur_target")
+    target = node_box("To topic or subtopic", leaves, "cur_target", data, format_func=name)
     if st.form_submit_button("Move"):
         edit(data, "move", paper=paper, node=target)
 with history_tab:

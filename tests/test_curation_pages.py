@@ -364,6 +364,13 @@ def test_a_moved_paper_shows_in_its_new_topic(cache, app, built):
 # --- the Curate page ---------------------------------------------------------------------
 
 
+def picker(widgets, key: str):
+    """The Curate page's picker `key` at the overlay's current version (its key carries
+    the version: pages/curate.py, `versioned`)."""
+    (found,) = [w for w in widgets if str(w.key).startswith(f"{key}@")]
+    return found
+
+
 def history(at: AppTest) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if "in effect" in d.value.columns)
 
@@ -371,7 +378,7 @@ def history(at: AppTest) -> pd.DataFrame:
 def test_curate_page_renames_and_undoes(cache, app, built, clickable):
     at = run_page(app(), "curate")
     assert "No changes yet." in [t.value for t in at.text]
-    at.selectbox(key="cur_rename_node").set_value("0")
+    picker(at.selectbox, "cur_rename_node").set_value("0")
     at.text_input(key="cur_label").input("Dashboard name")
     button(at, "Rename").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -380,6 +387,8 @@ def test_curate_page_renames_and_undoes(cache, app, built, clickable):
     assert table["change"].tolist() == ["rename 0 to 'Dashboard name'"]
     assert table["source"].tolist() == ["dashboard"] and table["in effect"].tolist() == [True]
 
+    renamed = picker(at.selectbox, "cur_rename_node")
+    assert renamed.value == "0" and renamed.options[renamed.index] == "0: Dashboard name"
     topics = run_page(app(), "topics", topic="0")
     assert "Topic 0: Dashboard name" in texts(topics)
 
@@ -395,18 +404,18 @@ def test_curate_page_renames_and_undoes(cache, app, built, clickable):
 
 def test_curate_page_merges_hides_moves_and_reverts(cache, app, built, clickable):
     at = run_page(app(), "curate")
-    at.multiselect(key="cur_merge").set_value(["1"])
+    picker(at.multiselect, "cur_merge").set_value(["1"])
     button(at, "Merge").click().run()  # one topic is not a merge: refused, nothing written
     assert any("two or more" in shown(e.value) for e in at.error)
     assert not curation.path(cache, CORPUS).exists()
 
-    at.multiselect(key="cur_merge").set_value(["1", "2"])
+    picker(at.multiselect, "cur_merge").set_value(["1", "2"])
     button(at, "Merge").click().run()
-    at.selectbox(key="cur_hide_node").set_value("3")
+    picker(at.selectbox, "cur_hide_node").set_value("3")
     button(at, "Hide").click().run()
     paper = built.members("4")["paper_id"].iloc[0]
-    at.selectbox(key="cur_paper").set_value(paper)
-    at.selectbox(key="cur_target").set_value("0")
+    picker(at.selectbox, "cur_paper").set_value(paper)
+    picker(at.selectbox, "cur_target").set_value("0")
     button(at, "Move").click().run()
     assert not at.exception, [e.value for e in at.exception]
     changes = curation.read(cache, CORPUS)
@@ -416,8 +425,10 @@ def test_curate_page_merges_hides_moves_and_reverts(cache, app, built, clickable
     keeper = "1" if (built.size("1"), "2") >= (built.size("2"), "1") else "2"
     gone = "2" if keeper == "1" else "1"
     # A node merged away can no longer be picked; the hidden one is named as hidden.
-    assert not [o for o in at.selectbox(key="cur_hide_node").options if o.startswith(f"{gone}:")]
-    assert f"3: {built.label('3')} (hidden)" in at.selectbox(key="cur_hide_node").options
+    assert not [
+        o for o in picker(at.selectbox, "cur_hide_node").options if o.startswith(f"{gone}:")
+    ]
+    assert f"3: {built.label('3')} (hidden)" in picker(at.selectbox, "cur_hide_node").options
 
     page = run_page(app(), "papers", paper=paper)
     assert "**Topic:** 0 ·" in texts(page)

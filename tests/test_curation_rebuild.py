@@ -6,8 +6,10 @@ The 38-paper seed corpus is too small for its topics to survive a new paper: one
 more regroups most of its six topics (their Jaccard overlap with the old ones falls below
 0.5), so on it a rebuild with a new abstract checks the accounting, and a rebuild that
 keeps its topics (an added input repeating one of its abstracts: a new run, the same
-papers) checks that every kind of change carries over. Carrying over under new ids is
-checked on ICML 2019 (773 papers), when ../shared/data has it.
+papers) checks that every kind of change carries over. `--keep-topics` adds a paper
+without refitting: every change carries over, on the seed and on ICML 2019. Carrying over
+under new ids, after a refit, is checked on ICML 2019 (773 papers), when ../shared/data
+has it.
 """
 
 from __future__ import annotations
@@ -54,14 +56,13 @@ class Rebuilt:
     new_paper: str
 
 
-def build(cache: Path, corpus: str, *inputs: str) -> str:
-    """`explorer build INPUTS --name CORPUS` in-process; what it printed (the summary on
-    stdout, the log on stderr: one text, in order)."""
+def build(cache: Path, corpus: str, *inputs: str, options: tuple[str, ...] = ()) -> str:
+    """`explorer build INPUTS --name CORPUS [OPTIONS]` in-process; what it printed (the
+    summary on stdout, the log on stderr: one text, in order)."""
     out = io.StringIO()
+    argv = ["--cache-dir", str(cache), "build", *inputs, "--name", corpus, "--no-progress"]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        status = cli.main(
-            ["--cache-dir", str(cache), "build", *inputs, "--name", corpus, "--no-progress"]
-        )
+        status = cli.main([*argv, *options])
     assert status == 0, out.getvalue()
     return out.getvalue()
 
@@ -73,14 +74,16 @@ def record(cache: Path, run: artifacts.Run, op: str, shown=None, **args) -> dict
     return curation.record(cache, run.corpus, run.table("papers"), shown, op, source="cli", **args)
 
 
-def rebuild_with(root: Path, old: artifacts.Run, inputs, changes, text: str) -> Rebuilt:
+def rebuild_with(
+    root: Path, old: artifacts.Run, inputs, changes, text: str, options: tuple[str, ...] = ()
+) -> Rebuilt:
     """Rebuild `old`'s corpus from `inputs` plus a seed-format file holding `text`."""
     cache = old.path.parents[1]
     extra = root / "new" / "extra.txt"
     extra.parent.mkdir()
     extra.write_text(text, encoding="utf-8")
     inputs = (*inputs, str(extra))
-    output = build(cache, old.corpus, *inputs)
+    output = build(cache, old.corpus, *inputs, options=options)
     new = artifacts.open_run(cache, old.corpus)
     assert new.run_id != old.run_id
     before, after = set(old.table("papers")["paper_id"]), set(new.table("papers")["paper_id"])
@@ -220,6 +223,42 @@ def test_a_seed_rebuild_accounts_for_every_change(seed_rebuilt):
     assert seed_rebuilt.new_paper in set(cur.papers["paper_id"])
 
 
+@pytest.fixture(scope="module")
+def seed_kept(seed_cache, tmp_path_factory) -> Rebuilt:
+    """Five edits, then a rebuild with one new abstract that keeps the topics."""
+    root = tmp_path_factory.mktemp("seed-kept")
+    old = copy_seed(seed_cache, root / "cache")
+    changes = curate_seed(root / "cache", old)
+    return rebuild_with(root, old, (str(SEED_DIR),), changes, NEW_PAPER, ("--keep-topics",))
+
+
+def check_kept(rebuilt: Rebuilt) -> None:
+    """Every paper of the old run keeps its path and place; the new one is placed."""
+    old = rebuilt.old.table("papers").set_index("paper_id")
+    new = rebuilt.new.table("papers").set_index("paper_id")
+    assert set(new.index) == set(old.index) | {rebuilt.new_paper}
+    columns = ["topic_id", "subtopic_id", "area_id", "x", "y"]
+    pd.testing.assert_frame_equal(new.loc[old.index, columns], old[columns])
+    added = new.loc[rebuilt.new_paper]
+    assert added["topic_id"] in set(old["topic_id"])
+    assert min(old["x"]) <= added["x"] <= max(old["x"])
+    assert rebuilt.new.manifest["counts"]["kept_topics"] == {
+        "run_id": rebuilt.old.run_id, "kept": len(old), "added": 1,
+    }  # fmt: skip
+    assert f"topics kept from run {rebuilt.old.run_id}: {len(old)} papers" in rebuilt.output
+
+
+def test_a_seed_rebuild_keeping_topics_carries_every_change(seed_kept):
+    check_kept(seed_kept)
+    cur = curation.of_run(seed_kept.new, seed_kept.changes)
+    assert cur.unmatched == [] and cur.applied == len(seed_kept.changes) == 5
+    assert "  curation: 5 changes carried over\n" in seed_kept.output, seed_kept.output
+    landed = check_applied(seed_kept, cur)
+    assert all(change["node"] == node for change, node in landed), "ids are kept"
+    row = cur.papers.set_index("paper_id").loc[seed_kept.changes[4]["paper"]]
+    assert row["topic_label"] == "Carried label"
+
+
 def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypatch):
     cache, run = seed_rebuilt.cache, seed_rebuilt.new
     papers = run.table("papers")
@@ -265,13 +304,20 @@ def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypat
 # --- a real conference: curated topics carry over, under new ids ------------------------
 
 
+@dataclass(frozen=True)
+class Curated:
+    root: Path
+    old: artifacts.Run
+    changes: list[dict]
+
+
 @pytest.fixture(scope="module")
-def icml_rebuilt(seed_cache, tmp_path_factory) -> Rebuilt:
+def icml_curated(seed_cache, tmp_path_factory) -> Curated:
     """ICML 2019 with every topic, area and subtopic renamed, two topics merged, one
-    hidden and a paper moved; then rebuilt with one paper more (about 90 s on 2 cores)."""
+    hidden and a paper moved."""
     if not ICML2019.is_file():
         pytest.skip(f"{ICML2019} not found (the shared paperlists data)")
-    root = tmp_path_factory.mktemp("icml-rebuild")
+    root = tmp_path_factory.mktemp("icml-curated")
     cache = root / "cache"
     # Embeddings are content-addressed: reusing the project's and the seed's saves the
     # model's time only, never changes a vector.
@@ -299,7 +345,31 @@ def icml_rebuilt(seed_cache, tmp_path_factory) -> Rebuilt:
             node=topics[2],
         ),
     ]  # fmt: skip
-    return rebuild_with(root, old, (str(ICML2019),), changes, NEW_PAPER)
+    return Curated(root, old, changes)
+
+
+def rebuilt_copy(curated: Curated, tmp_path_factory, options: tuple[str, ...]) -> Rebuilt:
+    """The curated corpus copied to a folder of its own, rebuilt with one paper more."""
+    root = tmp_path_factory.mktemp("icml-rebuild")
+    shutil.copytree(curated.root / "cache", root / "cache")
+    old = artifacts.open_run(root / "cache", "icml")
+    return rebuild_with(root, old, (str(ICML2019),), curated.changes, NEW_PAPER, options)
+
+
+@pytest.fixture(scope="module")
+def icml_rebuilt(icml_curated, tmp_path_factory) -> Rebuilt:
+    """The curated ICML 2019 refitted with one paper more (about 90 s on 2 cores)."""
+    return rebuilt_copy(icml_curated, tmp_path_factory, ())
+
+
+def test_a_rebuild_keeping_topics_carries_every_curation(icml_curated, tmp_path_factory):
+    kept = rebuilt_copy(icml_curated, tmp_path_factory, ("--keep-topics",))
+    check_kept(kept)
+    cur = curation.of_run(kept.new, kept.changes)
+    assert cur.unmatched == [] and cur.applied == len(kept.changes) > 40
+    assert f"  curation: {cur.applied} changes carried over\n" in kept.output, kept.output
+    landed = check_applied(kept, cur)
+    assert all(change["node"] == node for change, node in landed), "ids are kept"
 
 
 def test_most_curations_carry_over_a_rebuild_under_new_ids(icml_rebuilt):

@@ -31,9 +31,10 @@ from explorer.build.embed import DEFAULT_MODEL
 from explorer.build.memory import release_freed_memory
 from explorer.build.sources import ReadOptions, detect_format, expand_inputs, read_inputs
 from explorer.build.topics import DEFAULT_SEED, TopicFit, TopicParams
-from explorer.errors import ArtifactError, BuildLockedError
+from explorer.errors import ArtifactError, BuildLockedError, InputError
 
 if TYPE_CHECKING:  # stages is imported when a build runs, not when this module loads
+    from explorer.build.keep import Base
     from explorer.build.stages import Embedded, Summary
 
 # Bump PIPELINE_VERSION in the same commit as any change to explorer/build/ that changes
@@ -70,6 +71,7 @@ class BuildConfig:
     seed: int = DEFAULT_SEED
     min_topic_size: int | None = None
     stability: int = 0  # refits with more seeds for per-topic stability (0: none)
+    keep_topics: bool = False  # keep the latest run's topics and assign new papers (keep.py)
     read_options: ReadOptions = field(default_factory=ReadOptions)
 
 
@@ -94,6 +96,7 @@ class Plan:
     run_id: str
     cache_dir: Path
     progress: bool
+    base: Base | None = None  # the run whose topics are kept (`--keep-topics`)
 
 
 def prepare_environment(cache_dir: Path) -> None:
@@ -207,6 +210,9 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
     corpus = read_inputs(config.inputs, config.read_options)
     inputs = _input_records(config.inputs)
     params = default_params(len(corpus), min_topic_size=config.min_topic_size, seed=config.seed)
+    base = _base(config, cache_dir)
+    if base is not None:  # the kept run's parameters describe its topics
+        params = TopicParams(**base.params)
     precision = _precision(config, cache_dir)
     weights = weights_fingerprint(config.embedding_model)
     recorded = {
@@ -220,6 +226,8 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         "params": params.as_dict(),
         "read_options": asdict(config.read_options),
     }
+    if base is not None:  # only then, so other run ids do not change
+        recorded["keep_topics_of"] = base.run_id
     code = code_versions()
     return Plan(
         config=config,
@@ -233,7 +241,25 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         run_id=run_key(recorded, code, inputs, corpus_fingerprint(corpus)),
         cache_dir=Path(cache_dir),
         progress=progress,
+        base=base,
     )
+
+
+def _base(config: BuildConfig, cache_dir: Path) -> Base | None:
+    """The latest run whose topics `--keep-topics` keeps; one line when it cannot."""
+    if not config.keep_topics:
+        return None
+    from explorer.build.keep import load_base
+
+    base = load_base(Path(cache_dir), config.name)
+    if base.embedding_model != config.embedding_model:
+        raise InputError(
+            f"--keep-topics: run {base.run_id} was embedded with {base.embedding_model}, "
+            f"not {config.embedding_model}; build without --keep-topics"
+        )
+    if config.stability:
+        raise InputError("--keep-topics fits nothing, so it has no --stability to score")
+    return base
 
 
 def rebuild_reason(previous: dict, plan: Plan) -> str | None:
@@ -373,6 +399,28 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
         embedded = stages.embed(plan, docs)
     with timer.stage("neighbors", "Finding nearest neighbours"):
         graph = stages.neighbours(plan, embedded)
+    if plan.base is not None:
+        summary, fit, kept = _kept_topics(plan, docs, embedded, graph, timer)
+    else:
+        (summary, fit), kept = _fitted_topics(plan, docs, embedded, graph, timer), None
+    with timer.stage("write", "Writing artifacts"):
+        stages.write(plan, tmp, summary, fit, embedded)
+    with timer.stage("encoder", None):  # says what it does only when it exports
+        encoder = stages.export_encoder(plan, timer.log)
+    manifest = _manifest(plan, summary, fit, embedded, timer, tmp)
+    if kept is not None:
+        manifest["counts"]["kept_topics"] = {
+            "run_id": plan.base.run_id, "kept": kept.kept, "added": kept.added
+        }  # fmt: skip
+    manifest[artifacts.ENCODER_KEY] = encoder  # beside the run: shared by every run of the model
+    artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest, indent=2))
+    return manifest
+
+
+def _fitted_topics(plan: Plan, docs: list[str], embedded, graph, timer: StageTimer):
+    """Fit, score stability when asked, project, summarise: a run of its own topics."""
+    from explorer.build import stages
+
     with timer.stage("topics", "Fitting topics (UMAP 5-D, HDBSCAN, c-TF-IDF, KeyBERT keywords)"):
         fit = stages.fit(plan, docs, embedded, graph)
     stability = None
@@ -385,14 +433,24 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
         coords = stages.project(plan, embedded, graph)
     with timer.stage("summaries", "Summarising topics, neighbours and keyword statistics"):
         summary = stages.summarise(plan, docs, embedded, graph, fit, coords, stability)
-    with timer.stage("write", "Writing artifacts"):
-        stages.write(plan, tmp, summary, fit, embedded)
-    with timer.stage("encoder", None):  # says what it does only when it exports
-        encoder = stages.export_encoder(plan, timer.log)
-    manifest = _manifest(plan, summary, fit, embedded, timer, tmp)
-    manifest[artifacts.ENCODER_KEY] = encoder  # beside the run: shared by every run of the model
-    artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest, indent=2))
-    return manifest
+    return summary, fit
+
+
+def _kept_topics(plan: Plan, docs: list[str], embedded, graph, timer: StageTimer):
+    """The latest run's topics, levels and map, new papers assigned: `--keep-topics`."""
+    from explorer.build import stages
+
+    assert plan.base is not None
+    with timer.stage(
+        "topics", f"Keeping the topics of run {plan.base.run_id}, assigning new papers"
+    ):
+        fit, kept = stages.keep(plan, docs, embedded)
+    timer.log(f"  {kept.kept} papers kept their topics, {kept.added} new assigned")
+    with timer.stage("summaries", "Summarising topics, neighbours and keyword statistics"):
+        summary = stages.summarise(
+            plan, docs, embedded, graph, fit, kept.coords, levels=kept.levels
+        )
+    return summary, fit, kept
 
 
 def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]:

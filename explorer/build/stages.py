@@ -16,6 +16,7 @@ import pandas as pd
 
 from explorer import artifacts
 from explorer.build import summaries as S
+from explorer.build.keep import Kept
 from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import TopicFit
@@ -88,6 +89,32 @@ def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Top
     )
 
 
+def keep(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kept]:
+    """The latest run's topics with the new papers assigned (`--keep-topics`), and their
+    keyword representation; ids as BERTopic numbers them."""
+    from explorer.build.keep import keep_topics, renumbered
+    from explorer.build.topics import Partition, represent
+
+    assert plan.base is not None
+    ids = [p.paper_id for p in plan.corpus.papers]
+    kept = keep_topics(plan.base, ids, embedded.vectors)
+    clustered = int((kept.labels != artifacts.OUTLIER).sum())
+    # BERTopic is handed the finished labels; the reduction it would cluster is unused.
+    unused = np.zeros((len(docs), plan.params.n_components), dtype=np.float32)
+    part = Partition(unused, kept.labels, clustered, plan.base.threshold)
+    fitted = represent(
+        docs,
+        embedded.vectors,
+        part,
+        plan.params,
+        model_name=plan.config.embedding_model,
+        cache_root=plan.cache_dir,
+        precision=plan.precision,
+        weights=plan.weights,
+    )
+    return fitted, renumbered(kept, fitted.labels)
+
+
 def stability(plan: Plan, embedded: Embedded, graph: KnnGraph, fit: TopicFit) -> Stability:
     from explorer.build import stability as ST
 
@@ -122,8 +149,10 @@ def summarise(
     fit: TopicFit,
     coords: np.ndarray,
     stability: Stability | None = None,
+    levels: Levels | None = None,
 ) -> Summary:
-    """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics."""
+    """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics; areas
+    and subtopics are cut here unless `levels` brings them (`--keep-topics`)."""
     vectors, labels = embedded.vectors, fit.labels
     papers = pd.DataFrame([asdict(p) for p in plan.corpus.papers])
     papers["year"] = papers["year"].astype("Int64")
@@ -142,7 +171,7 @@ def summarise(
         representatives=S.representative_papers(vectors, labels, centroids, topic_ids, ids),
         positions=S.classical_mds(similarity),
     )
-    nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords)
+    nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords, levels)
     topics = _with_phrase_labels(topics, nodes)
     scores = stability.topics if stability else {}
     topics["stability"] = [scores.get(int(t), np.nan) for t in topics["topic_id"]]
@@ -185,19 +214,26 @@ def _stability_counts(stability: Stability | None) -> dict | None:
 
 
 def _levels_and_labels(
-    plan: Plan, papers: pd.DataFrame, vectors: np.ndarray, labels: np.ndarray, coords: np.ndarray
+    plan: Plan,
+    papers: pd.DataFrame,
+    vectors: np.ndarray,
+    labels: np.ndarray,
+    coords: np.ndarray,
+    levels: Levels | None,
 ) -> tuple[pd.DataFrame, Levels]:
-    """Areas and subtopics around the fitted topics, each node with its phrase labels."""
+    """Areas and subtopics around the fitted topics (cut here unless given), each node with
+    its phrase labels."""
     from explorer.build.labels import label_nodes
     from explorer.build.levels import build_levels
 
-    levels = build_levels(
-        vectors,
-        labels,
-        min_topic_size=plan.params.min_topic_size,
-        seed=plan.params.seed,
-        cache_root=plan.cache_dir,
-    )
+    if levels is None:
+        levels = build_levels(
+            vectors,
+            labels,
+            min_topic_size=plan.params.min_topic_size,
+            seed=plan.params.seed,
+            cache_root=plan.cache_dir,
+        )
     members, parent_of = S.node_members(labels, levels)
     phrase = label_nodes(papers["abstract"].tolist(), members, parent_of)
     return S.node_table(members, parent_of, phrase, levels, coords), levels

@@ -216,21 +216,40 @@ def fit_topics(
     weights: str | None = None,
 ) -> TopicFit:
     """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
+    part = partition(embeddings, graph, params, cache_root)
+    return represent(
+        docs,
+        embeddings,
+        part,
+        params,
+        model_name=model_name,
+        cache_root=cache_root,
+        precision=precision,
+        weights=weights,
+    )
+
+
+def represent(
+    docs: list[str],
+    embeddings: np.ndarray,
+    part: Partition,
+    params: TopicParams,
+    *,
+    model_name: str,
+    cache_root: Path,
+    precision: str = "float32",
+    weights: str | None = None,
+) -> TopicFit:
+    """BERTopic's keyword representation of a finished partition. BERTopic numbers the
+    topics by size (ties as it breaks them): the fit's labels are its `topics_`."""
     from bertopic import BERTopic
     from bertopic.cluster import BaseCluster
     from bertopic.representation import KeyBERTInspired, MaximalMarginalRelevance
     from bertopic.vectorizers import ClassTfidfTransformer
 
-    part = partition(embeddings, graph, params, cache_root)
-    reduced, labels, clustered, threshold = (
-        part.reduced,
-        part.labels,
-        part.clustered,
-        part.threshold,
-    )
     model = BERTopic(
         embedding_model=_cached_embedder(model_name, cache_root, precision, weights),
-        umap_model=_Precomputed(reduced),
+        umap_model=_Precomputed(part.reduced),
         hdbscan_model=BaseCluster(),
         vectorizer_model=make_vectorizer(min_df=params.min_df),
         ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
@@ -243,12 +262,11 @@ def fit_topics(
         top_n_words=10,
         calculate_probabilities=False,
     )
-    model.fit_transform(docs, embeddings, y=labels)
-    fitted = np.asarray(model.topics_, dtype=np.int64)
+    model.fit_transform(docs, embeddings, y=part.labels)
     return TopicFit(
         model=model,
-        labels=fitted,
-        clustered=clustered,
-        outlier_threshold=threshold,
-        reduced=reduced,
+        labels=np.asarray(model.topics_, dtype=np.int64),
+        clustered=part.clustered,
+        outlier_threshold=part.threshold,
+        reduced=part.reduced,
     )

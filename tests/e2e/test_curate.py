@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from explorer import cli, curation
 from explorer.view.map_layout import HIDDEN_COLOR
@@ -191,6 +192,9 @@ def test_curate_page_renames_hides_and_undoes(cache, seed_run, labels, browser):
         rename.get_by_label("New label").fill(new_label)
         rename.get_by_role("button", name="Rename", exact=True).click()
         assert saved(page).endswith(f"rename 1 to '{new_label}'")
+        # The picker keeps topic 1 and names it by its new label (streamlit#13788).
+        box = form(page, "Rename").locator('[data-testid="stSelectbox"]')
+        expect(box.filter(has_text=NODE_PICKER).locator("input")).to_have_value(f"1: {new_label}")
         page.screenshot(path=str(ARTIFACTS / "curate_renamed.png"), full_page=True)
         (change,) = curation.read(cache, CORPUS)
         assert (change["op"], change["node"], change["label"]) == ("rename", "1", new_label)
