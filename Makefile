@@ -8,7 +8,7 @@ DEFAULT_CORPUS := icml2025
 # pip's cap on this machine serves the CPU build of torch from disk when pinned.
 TORCH := torch==2.13.0
 
-.PHONY: run serve test lint bench bench-full load-test build-default clean-venv browser haproxy
+.PHONY: run serve test lint bench bench-full load-test build-default clean-venv browser haproxy netns
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PIP) install --quiet -e ".[build,dev]"
+	$(PIP) install --quiet "$(TORCH)" -e ".[build,dev,ray]"
 	touch $@
 
 # Always asks `explorer build`: it answers "Up to date" in seconds when the latest run was
@@ -48,7 +48,15 @@ haproxy:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
 	fi
 
-test: $(VENV)/.installed-dev browser haproxy
+# unshare and ip for the Ray tests' private network namespaces (tests/ray_cluster.py).
+netns:
+	@if { ! command -v unshare >/dev/null || { ! command -v ip >/dev/null && [ ! -x /usr/sbin/ip ]; }; } \
+		&& [ "$$(id -u)" = "0" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			util-linux iproute2 >/dev/null; \
+	fi
+
+test: $(VENV)/.installed-dev browser haproxy netns
 	$(PY) -m pytest
 
 # Benchmarks never run in `make test` (bench/README.md). Results: bench/results/*.json,
@@ -57,7 +65,7 @@ bench: $(VENV)/.installed-dev browser haproxy
 	$(PY) -m bench.run quick
 	$(PY) -m bench.run load
 
-bench-full: $(VENV)/.installed-dev browser haproxy
+bench-full: $(VENV)/.installed-dev browser haproxy netns
 	$(PY) -m bench.run full
 	$(PY) -m bench.run load
 

@@ -115,15 +115,17 @@ class Server:
     proc: subprocess.Popen
 
     @classmethod
-    def start(cls, port: int, workers: int, app_dir: Path = ROOT) -> Server:
+    def start(
+        cls, port: int, workers: int, app_dir: Path = ROOT, cache: Path = ROOT / "cache"
+    ) -> Server:
         """Serve `app_dir`'s app (this project, or e.g. a worktree of an older commit for a
-        side-by-side comparison) on this project's cache."""
+        side-by-side comparison) on `cache` (this project's, by default)."""
         address = ["--server.port", str(port), "--server.address", "127.0.0.1"]
         if workers:
             cmd = explorer_cmd("serve", "--workers", str(workers), "--port", str(port))
         else:
             cmd = [sys.executable, "-m", "streamlit", "run", "app.py", *address]
-        env = {**os.environ, "EXPLORER_CACHE_DIR": str(ROOT / "cache")}
+        env = {**os.environ, "EXPLORER_CACHE_DIR": str(cache)}
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         proc = subprocess.Popen(cmd, cwd=app_dir, env=env, **quiet)
         server = cls(proc)

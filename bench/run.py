@@ -3,6 +3,7 @@
 python -m bench.run quick   # targets 2, 3, 6, 8 (embedding, warm re-fit, viewer, query
                             # encoder): ~15 min
 python -m bench.run full    # + cold builds vs stock (ICML, then ~11k papers), incremental,
+                            # both build engines on ~23k abstracts (bench/engines.py),
                             # and topic quality per level (bench/quality.py)
 python -m bench.run load    # the dashboard under load (bench/load.py): per-change CPU,
                             # cache hits, and crowds through `explorer serve` and plain
@@ -132,6 +133,14 @@ def full(repeats: int, scale: bool, skip_quick: bool = False) -> None:
         print("Cold builds, NeurIPS + ICML + AISTATS: ours vs stock…", flush=True)
         require_shared(PAPERLISTS / "nips", PAPERLISTS / "aistats")
         write_results("cold-scale", builds.cold(builds.scale_inputs(), "scale", 1))
+    print("Embedding every real abstract with each engine (local, Ray)…", flush=True)
+    result = run_child([sys.executable, "-m", "bench.engines"])
+    if result.returncode != 0:
+        sys.exit(f"engine benchmark failed:\n{result.stderr[-3000:]}")
+    print("Fitting on a sample vs fitting every paper (~23k abstracts)…", flush=True)
+    result = run_child([sys.executable, "-m", "bench.sample_fit"])
+    if result.returncode != 0:
+        sys.exit(f"sample-fit benchmark failed:\n{result.stderr[-3000:]}")
     print("Topic quality at every level vs stock (three mixes and WWW 2025)…", flush=True)
     result = run_child([sys.executable, "-m", "bench.quality"])
     if result.returncode != 0:
@@ -250,6 +259,15 @@ def table() -> str:
         big = ", ".join(f"{k} {v}" for k, v in view["big_page_s"].items())
         rows.append(_row(f"6e. page run p50, {view['big_papers']:,} papers (≤ 1.5 s each)", big,
                          "", "", view["big_page_max_s"] <= 1.5, when))  # fmt: skip
+        if m := view.get("million"):
+            pages = ", ".join(f"{k} {v}" for k, v in m["page_s"].items())
+            rss = m.get("rss_mb")
+            ok = max(m["page_s"].values()) <= 1.5 and rss is not None and rss <= 1536
+            rows.append(_row(
+                f"6f. {m['papers']:,} papers (synthetic): page run p50 (≤ 1.5 s each) and the "
+                "server's RSS after every page (≤ 1.5 GB)",
+                f"{pages}; RSS {rss} MB", "", "", ok, when,
+            ))  # fmt: skip
     for letter, (name, label, target, _) in zip("abcde", LOAD_RUNS, strict=True):
         if result := _load(name):
             rows.append(_load_row(result, f"7{letter}. {label}", target))
@@ -261,7 +279,58 @@ def table() -> str:
         rows.append(_load_row(result, label, False))
     if result := _load("onnx_encoder"):
         rows.append(_onnx_row(result))
+    if result := _load("engines"):
+        rows.append(_engines_row(result))
+    if result := _load("sample-fit"):
+        rows += _sample_fit_rows(result)
     return "\n".join(rows + _quality_rows())
+
+
+def _sample_fit_rows(result: dict) -> list[str]:
+    """Topics fitted on a sample (the rest assigned) against the full fit (bench/sample_fit.py):
+    at least as close, on average, as full fits with other seeds are to it."""
+    base = result["baseline_full_fits"]
+    pairs = [(seed, r) for seed, r in base.items() if seed != "mean_ari"]
+    stock = (
+        "full fits, seeds "
+        + ", ".join(seed for seed, _ in pairs)
+        + ": ARI "
+        + ", ".join(f"{r['ari']}" for _, r in pairs)
+        + f" (mean {base['mean_ari']}); {result['full_topics']} topics"
+    )
+    rows = []
+    for size, runs in result["samples"].items():
+        got = [(seed, r) for seed, r in runs.items() if seed != "mean_ari"]
+        ours = (
+            "; ".join(
+                f"seed {seed}: ARI {r['ari']}, {r['matched_share']:.1%} same topic, {r['topics']} topics"
+                for seed, r in got
+            )
+            + f" (mean ARI {runs['mean_ari']})"
+        )
+        rows.append(_row(
+            f"10. fit on a sample of {int(size):,} of {result['papers']:,}, the rest assigned: "
+            "topic ARI vs the full fit of seed 42 (mean ≥ the full fits' mean)",
+            ours, stock, "", runs["mean_ari"] >= base["mean_ari"], result["when"][:10],
+        ))  # fmt: skip
+    return rows
+
+
+def _engines_row(result: dict) -> str:
+    """Embedding every real abstract with each engine (bench/engines.py): Ray's overhead on
+    one machine, where it cannot win."""
+
+    def cell(r: dict) -> str:
+        start = f", of which {r['startup_s']} s starting Ray" if r["engine"] == "ray" else ""
+        return (f"{r['per_s']}/s ({r['seconds']} s{start}), CPU {r['cpu_s']} s, "
+                f"peak RSS {r['peak_rss_mb']:,} MB")  # fmt: skip
+
+    local, ray = result["local"], result["ray"]
+    return _row(
+        f"9. embed {local['texts']:,} real abstracts ({local['precision']}), cold: "
+        "`--engine ray` (local Ray, one actor per core) vs local (no target)",
+        cell(ray), cell(local), result["ray_over_local"], None, result["when"][:10],
+    )  # fmt: skip
 
 
 def _quality_rows() -> list[str]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from explorer import __version__, artifacts
 from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
-from explorer.build.topics import DEFAULT_SEED
+from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE
+from explorer.build.topics import DEFAULT_SEED, MIN_DOCUMENTS
 from explorer.errors import ArtifactError, ExplorerError, describe_os_error
 from explorer.serve import add_arguments as add_serve_arguments
 
@@ -95,6 +96,49 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the latest run's topics, levels and map: papers new to the corpus join "
         "their nearest topic, nothing is refitted, curations carry over (refit without it "
         "once many papers are new)",
+    )
+    b.add_argument(
+        "--sample-above",
+        type=int,
+        default=SAMPLE_ABOVE,
+        metavar="N",
+        help=f"above N papers fit topics and map on a stratified sample and assign the rest "
+        f"(default {SAMPLE_ABOVE:,}; 0: always fit every paper)",
+    )
+    b.add_argument(
+        "--sample-size",
+        type=int,
+        default=SAMPLE_SIZE,
+        metavar="N",
+        help=f"papers in that sample (default {SAMPLE_SIZE:,})",
+    )
+    b.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="where reading and embedding run: this process (default) or a Ray cluster "
+        "(needs the [ray] extra); the results are the same",
+    )
+    b.add_argument(
+        "--ray-address",
+        help="Ray cluster to join, e.g. 10.0.0.5:6379 (default: $RAY_ADDRESS, else a local "
+        "Ray started for the build)",
+    )
+    b.add_argument(
+        "--ray-batch-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="abstracts per actor call and cache shard (default: 256, the local engine's "
+        "chunk, which keeps vectors bit-identical)",
+    )
+    b.add_argument(
+        "--ray-actors-per-node",
+        type=int,
+        default=None,
+        metavar="N",
+        help="embedding actors per node, one model each, sharing the node's CPUs as torch "
+        "threads (default: one per CPU)",
     )
     b.add_argument(
         "--seed",
@@ -227,14 +271,19 @@ def _stability_line(counts: dict) -> list[str]:
     ]
 
 
-def _kept_line(counts: dict) -> list[str]:
-    kept = counts.get("kept_topics")
-    if not kept:
-        return []
-    return [
-        f"  topics kept from run {kept['run_id']}: {kept['kept']} papers kept their place, "
-        f"{kept['added']} new assigned"
-    ]
+def _assigned_line(counts: dict) -> list[str]:
+    """How a run without a fit over every paper got its topics (kept, or a sample's)."""
+    if kept := counts.get("kept_topics"):
+        return [
+            f"  topics kept from run {kept['run_id']}: {kept['kept']} papers kept their place, "
+            f"{kept['added']} new assigned"
+        ]
+    if sample := counts.get("sample"):
+        return [
+            f"  fitted on a sample of {sample['fitted']} papers, {sample['assigned']} assigned "
+            "to its topics"
+        ]
+    return []
 
 
 def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
@@ -248,7 +297,7 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
         f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
         "  levels: " + _levels_line(c),
         *_stability_line(c),
-        *_kept_line(c),
+        *_assigned_line(c),
         "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
     ]
     lines += [f"  note: {msg}" for msg in m.get("messages", [])]
@@ -263,6 +312,10 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
     artifacts.check_corpus_name(args.name)
     if not 0 <= args.stability <= MAX_STABILITY:
         raise ExplorerError(f"--stability K: K from 0 (off) to {MAX_STABILITY}")
+    if args.sample_above < 0 or args.sample_size < MIN_DOCUMENTS:
+        raise ExplorerError(
+            f"--sample-above N: N at least 0; --sample-size N: N at least {MIN_DOCUMENTS}"
+        )
     inputs = [str(p) for p in args.inputs]
     if args.add:
         previous = artifacts.open_run(cache_dir, args.name, verify=False)
@@ -277,6 +330,10 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
         min_topic_size=args.min_topic_size,
         stability=args.stability,
         keep_topics=args.keep_topics,
+        engine=args.engine,
+        ray=_ray_options(args),
+        sample_above=args.sample_above,
+        sample_size=args.sample_size,
         read_options=ReadOptions(
             text_column=args.text_column,
             title_column=args.title_column,
@@ -289,6 +346,28 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
     result = build(config, cache_dir=cache_dir, progress=not args.no_progress)
     _print_build_summary(result.run, result.reused)
     _print_curation_carried(result.run)
+
+
+def _ray_options(args: argparse.Namespace):  # -> RayOptions | None
+    """The Ray engine's options; ray itself is imported only when the build starts."""
+    ray_flags = (args.ray_address, args.ray_batch_size, args.ray_actors_per_node)
+    if args.engine != "ray":
+        if any(v is not None for v in ray_flags):
+            raise ExplorerError("--ray-* options need --engine ray")
+        return None
+    from explorer.build.embed import CHUNK_SIZE
+    from explorer.build.ray_engine import RayOptions, require_ray
+
+    require_ray()
+    for name, value in (("--ray-batch-size", args.ray_batch_size),
+                        ("--ray-actors-per-node", args.ray_actors_per_node)):  # fmt: skip
+        if value is not None and value < 1:
+            raise ExplorerError(f"{name} N: N must be at least 1")
+    return RayOptions(
+        address=args.ray_address,
+        batch_size=args.ray_batch_size or CHUNK_SIZE,
+        actors_per_node=args.ray_actors_per_node,
+    )
 
 
 def _print_curation_carried(run: artifacts.Run) -> None:

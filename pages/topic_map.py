@@ -3,7 +3,14 @@
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import Filters, contrast_keywords, level_ids, selection_to_ids, topic_mix
+from explorer.view.store import (
+    Filters,
+    contrast_keywords,
+    in_region,
+    level_ids,
+    selection_to_ids,
+    topic_mix,
+)
 from explorer.view.text import md_format
 from explorer.view.ui.data import RunData, colors, current, filtered, per_run, per_view
 from explorer.view.ui.router import ensure_router
@@ -33,23 +40,23 @@ def _labels(data, level, shown_nodes):
     return charts.map_labels(per_run(data, _layout, level), shown_nodes)
 
 
-def _plotted(data: RunData, filters: Filters):
-    shown = filtered(data, filters)
-    if len(shown) > charts.MAX_MAP_POINTS:
-        return shown.sample(charts.MAX_MAP_POINTS, random_state=0)
-    return shown
+def dense(shown) -> bool:
+    """More papers than points can show: the map is their density (charts.density_map)."""
+    return len(shown) > charts.MAX_MAP_POINTS
 
 
 def _figure(data: RunData, filters: Filters, level: str, show_labels: bool, ask: str):
     """The map of one view; kept per view, so a view asked for again is not rebuilt."""
-    plotted = _plotted(data, filters)
+    shown = filtered(data, filters)
     groups = per_run(data, _groups, level)
     labels = ()
     if show_labels:  # placement depends only on which nodes have papers on the map
-        present = tuple(sorted(set(groups.loc[plotted.index])))
+        present = tuple(sorted(set(groups.loc[shown.index])))
         labels = per_run(data, _labels, level, present)
+    if dense(shown):
+        return charts.density_map(shown, extent=per_run(data, _extent), labels=labels)
     return charts.topic_map(
-        plotted,
+        shown,
         groups,
         data.nodes,
         level=level,
@@ -68,12 +75,13 @@ def map_view(data: RunData, filters: Filters, level: str, show_labels: bool) -> 
     shown = filtered(data, filters)
     found = search_box(data, filters)
     ask = found.attrs["query"] if found is not None else ""
-    if len(shown) > charts.MAX_MAP_POINTS:
-        st.warning(
+    if dense(shown):
+        st.info(
             md_format(
-                "Showing a random sample of {k:,} of {n:,} papers to keep the map responsive.",
-                k=charts.MAX_MAP_POINTS,
+                "{n:,} papers are more than the map draws as points ({k:,}): it shows their "
+                "density. Select a region (lasso, or box in the toolbar) to see its papers.",
                 n=len(shown),
+                k=charts.MAX_MAP_POINTS,
             )
         )
     figure = per_view(data, _figure, filters, level, show_labels, ask)
@@ -85,18 +93,63 @@ def map_view(data: RunData, filters: Filters, level: str, show_labels: bool) -> 
         config={"scrollZoom": True, "displaylogo": False},
     )
     chart_download(figure, f"{data.corpus}-map", key="dl_map")
-    points = event.selection.points if event else []
-    # The set of plotted ids only when there is a selection: building it costs 0.1 s at 50k.
-    plotted = _plotted(data, filters)
-    selected_ids = selection_to_ids(points, set(plotted["paper_id"])) if points else []
-    if selected_ids:
-        selection(data, shown[shown["paper_id"].isin(selected_ids)])
+    chosen = selected(shown, event.selection if event else None)
+    if chosen is not None and len(chosen):
+        if dense(shown):
+            region_points(data, chosen, level)
+        selection(data, chosen)
     elif found is not None:
-        st.subheader("Search matches (ringed on the map)")
+        if dense(shown):
+            st.subheader("Search matches")
+        else:
+            st.subheader("Search matches (ringed on the map)")
         results_table(found, data=data, key="search_results")
     else:
         st.subheader("Papers")
         paper_table(shown, data=data, key="shown_papers", download=f"{data.corpus}-map")
+
+
+def selected(shown, state) -> object:
+    """The papers a selection holds: by paper id from the points (point map), or by the
+    box or lasso drawn over the density (density map). None without a selection."""
+    if not state:
+        return None
+    if dense(shown):
+        boxes, lassos = state.get("box", []), state.get("lasso", [])
+        if not boxes and not lassos:
+            return None
+        mask = in_region(shown["x"].to_numpy(), shown["y"].to_numpy(), boxes, lassos)
+        return shown[mask]
+    points = state.get("points", [])
+    if not points:
+        return None
+    ids = selection_to_ids(points, set(shown["paper_id"]))
+    return shown[shown["paper_id"].isin(ids)]
+
+
+def region_points(data: RunData, chosen, level: str) -> None:
+    """A density selection's papers as points (a random sample above MAX_MAP_POINTS)."""
+    drawn = chosen
+    if len(chosen) > charts.MAX_MAP_POINTS:
+        drawn = chosen.sample(charts.MAX_MAP_POINTS, random_state=0)
+        st.caption(
+            md_format(
+                "Drawing a random {k:,} of the {n:,} papers selected.",
+                k=charts.MAX_MAP_POINTS,
+                n=len(chosen),
+            )
+        )
+    figure = charts.topic_map(
+        drawn,
+        per_run(data, _groups, level),
+        data.nodes,
+        level=level,
+        colors=colors(data),
+        extent=charts.map_extent(drawn),
+        hover=per_run(data, _hover),
+        height=480,
+    )
+    st.plotly_chart(figure, key="region", config={"displaylogo": False})
 
 
 def selection(data: RunData, selected) -> None:

@@ -30,20 +30,32 @@ def blobs(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return unit.astype(np.float32), labels, coords
 
 
-def test_a_new_paper_joins_the_most_similar_topic_or_stays_an_outlier():
+def test_a_new_paper_joins_the_topic_of_its_most_similar_papers():
     unit, labels, _ = blobs()
-    new = normalise_rows(np.array([np.eye(8)[1], np.eye(8)[2], np.eye(8)[7]])).astype(np.float32)
-    got = assign.nearest_topics(new, unit, labels, threshold=0.5)
-    assert got.tolist() == [1, 2, OUT]  # the last is like no topic
-    assert assign.nearest_topics(new, unit, labels, threshold=-1.0)[2] in (0, 1, 2)
+    new = normalise_rows(np.array([np.eye(8)[1], np.eye(8)[2], np.eye(8)[0]])).astype(np.float32)
+    assert assign.nearest_topics(new, unit, labels).tolist() == [1, 2, 0]
 
 
-def test_outliers_of_the_reference_are_no_topic_to_join():
+def test_a_paper_among_the_fits_outliers_stays_an_outlier():
     unit, labels, _ = blobs()
     labels = labels.copy()
-    labels[labels == 2] = OUT
-    got = assign.nearest_topics(unit[40:41], unit, labels, threshold=-1.0)
-    assert got[0] in (0, 1)
+    labels[labels == 2] = OUT  # the third cluster is all outliers
+    got = assign.nearest_topics(unit[[40, 5]], unit, labels)
+    assert got.tolist() == [OUT, 0]  # its neighbours vote "outlier"; topic 0's vote 0
+
+
+def test_the_vote_follows_neighbours_not_centroids():
+    # Topic 0 is a long arc; a new point at its tip is nearer topic 1's centroid than
+    # topic 0's, but its nearest papers are topic 0's.
+    angles = np.linspace(0, 1.2, 30)
+    arc = np.stack([np.cos(angles), np.sin(angles), np.zeros(30)], axis=1)
+    blob = normalise_rows(np.array([[0.3, 0.95, 0.2]] * 5) + 0.01 * np.arange(5)[:, None])
+    ref = np.vstack([arc, blob]).astype(np.float32)
+    ref_labels = np.array([0] * 30 + [1] * 5)
+    tip = normalise_rows(np.array([[np.cos(1.22), np.sin(1.22), 0.0]])).astype(np.float32)
+    centres = [normalise_rows(ref[ref_labels == t].mean(0, keepdims=True)) for t in (0, 1)]
+    assert (tip @ centres[1].T).item() > (tip @ centres[0].T).item()  # the premise
+    assert assign.nearest_topics(tip, ref, ref_labels).tolist() == [0]
 
 
 def test_a_new_paper_lands_inside_its_topics_cloud():
@@ -154,3 +166,87 @@ def test_the_cli_refuses_keep_topics_without_a_run_and_with_stability(seed_cache
         assert err.count("\n") == 1 and message in err, err
         after = sorted(p.name for p in (cache / name).glob("*")) if cache.exists() else []
         assert after == before, "nothing written"
+
+
+# --- fit on a sample, assign the rest (explorer/build/sample.py) -----------------------
+
+
+def papers_by_stratum(sizes: dict[tuple[str, int], int]):
+    from explorer.build.corpus import Paper
+
+    return [
+        Paper(paper_id=f"{venue}-{year}-{i}", title="t", abstract="a", venue=venue, year=year)
+        for (venue, year), n in sizes.items()
+        for i in range(n)
+    ]
+
+
+def test_the_sample_keeps_each_venue_and_year_in_proportion_and_repeats():
+    from explorer.build.sample import stratified_sample
+
+    papers = papers_by_stratum({("icml", 2019): 600, ("icml", 2020): 300, ("nips", 2019): 100})
+    rows = stratified_sample(papers, 100, seed=1)
+    assert len(rows) == len(set(rows)) == 100 and list(rows) == sorted(rows)
+    strata = pd.Series([(papers[i].venue, papers[i].year) for i in rows]).value_counts()
+    assert strata.to_dict() == {("icml", 2019): 60, ("icml", 2020): 30, ("nips", 2019): 10}
+    np.testing.assert_array_equal(rows, stratified_sample(papers, 100, seed=1))
+    assert not np.array_equal(rows, stratified_sample(papers, 100, seed=2))
+
+
+def test_largest_remainders_fill_the_sample_exactly():
+    from explorer.build.sample import stratified_sample
+
+    papers = papers_by_stratum({("a", 1): 5, ("b", 1): 5, ("c", 1): 5})
+    assert len(stratified_sample(papers, 10, seed=0)) == 10
+
+
+def test_sampling_applies_only_above_the_threshold():
+    from explorer.build.sample import applies
+
+    assert applies(60_000, 50_000, 20_000)
+    assert not applies(40_000, 50_000, 20_000)
+    assert not applies(60_000, 0, 20_000)  # 0: never
+    assert not applies(60_000, 50_000, 70_000)  # a sample as large as the corpus
+
+
+def test_parallel_assignment_gives_the_one_process_answer(monkeypatch):
+    unit, labels, coords = blobs()
+    subs = np.where(labels == 0, "0.0", "").astype(object)
+    ref = assign.Reference(unit, labels, subs, coords)
+    rng = np.random.default_rng(3)
+    new = normalise_rows(unit[rng.integers(0, 60, 50)] + 0.02 * rng.standard_normal((50, 8)))
+    new = new.astype(np.float32)
+    alone = assign.assign_rows(ref, new)
+    monkeypatch.setattr(assign, "PARALLEL_ABOVE", 10)
+    monkeypatch.setattr(assign, "PARALLEL_BATCH", 16)  # 4 batches over a process pool
+    pooled = assign.assign_all(ref, new)
+    np.testing.assert_array_equal(alone[0], pooled[0])  # topics
+    np.testing.assert_array_equal(alone[1], pooled[1])  # subtopics
+    np.testing.assert_allclose(alone[2], pooled[2], rtol=1e-5)  # places (BLAS rounding)
+
+
+def test_a_build_above_the_threshold_fits_a_sample_and_assigns_the_rest(seed_cache, tmp_path):
+    import shutil
+
+    from explorer.build.pipeline import BuildConfig, build
+
+    cache = tmp_path / "cache"
+    shutil.copytree(seed_cache / "embeddings", cache / "embeddings")  # vectors only
+    lines: list[str] = []
+    config = BuildConfig(name="s", inputs=(str(SEED_DIR),), sample_above=20, sample_size=25)
+    run = build(config, cache_dir=cache, progress=False, log=lines.append).run
+    counts = run.manifest["counts"]
+    assert counts["sample"] == {"fitted": 25, "assigned": 13}
+    assert run.manifest["config"]["sample"] == {"above": 20, "size": 25}
+    assert "  25 papers in the sample, 13 assigned to its topics" in lines
+    papers = run.table("papers")
+    assert len(papers) == 38 and papers[["x", "y"]].notna().all().all()
+    topics = set(papers["topic_id"]) - {artifacts.OUTLIER_ID}
+    assert topics and topics <= set(run.table("nodes")["node_id"])
+    # Below the threshold nothing is sampled, and the run id does not mention sampling.
+    whole = build(
+        BuildConfig(name="s", inputs=(str(SEED_DIR),), sample_above=50, sample_size=25),
+        cache_dir=cache, progress=False, log=lines.append,
+    ).run  # fmt: skip
+    assert "sample" not in whole.manifest["config"] and whole.run_id != run.run_id
+    assert whole.run_id == artifacts.open_run(seed_cache, "seed").run_id

@@ -1,4 +1,4 @@
-"""The map and the filters at 50,000 papers (synthetic), and the sampling notice above it."""
+"""The map and the filters at 50,000 papers (synthetic), and the density map above it."""
 
 from __future__ import annotations
 
@@ -38,11 +38,15 @@ def caption_text(at: AppTest) -> str:
 def test_map_at_50k_papers_renders_every_point_and_filters(big_cache, monkeypatch):
     at = open_map(big_cache, "big", monkeypatch)
     assert "50,000 of 50,000 papers shown" in caption_text(at)
-    assert not any("random sample" in shown(w.value) for w in at.warning)
+    assert not any("density" in shown(i.value) for i in at.info)  # 50,000: still points
     at.multiselect(key="topics").set_value(["0"]).run()  # node ids are text
     assert "of 50,000 papers shown" in caption_text(at) and "50,000 of" not in caption_text(at)
 
 
-def test_above_the_limit_the_map_samples_with_a_notice(big_cache, monkeypatch):
+def test_above_the_limit_the_map_is_a_density_with_a_notice(big_cache, monkeypatch):
     at = open_map(big_cache, "huge", monkeypatch)
-    assert any(f"random sample of {charts.MAX_MAP_POINTS:,}" in shown(w.value) for w in at.warning)
+    notices = [shown(i.value) for i in at.info]
+    assert any("it shows their density" in n for n in notices), notices
+    assert f"{charts.MAX_MAP_POINTS + 5_000:,} of" in caption_text(at)
+    at.multiselect(key="topics").set_value(["0"]).run()  # few enough for points again
+    assert not any("density" in shown(i.value) for i in at.info)

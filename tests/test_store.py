@@ -209,3 +209,21 @@ def test_memo_keeps_the_most_recent_entries_and_computes_each_once():
     for w in workers:
         w.join()
     assert len(shared._values) == 8
+
+
+def test_in_region_takes_boxes_and_lassos_by_the_even_odd_rule():
+    import numpy as np
+
+    from explorer.view.store import in_region
+
+    x = np.array([0.3, 2.0, 0.2, 0.9, 5.0])
+    y = np.array([0.3, 2.0, 0.1, 0.9, 5.0])
+    box = {"x": [1.5, 2.5], "y": [2.5, 1.5]}  # corners in any order
+    triangle = {"x": [0, 1, 0], "y": [0, 0, 1]}  # below the line x + y = 1
+    assert in_region(x, y, [box], []).tolist() == [False, True, False, False, False]
+    assert in_region(x, y, [], [triangle]).tolist() == [True, False, True, False, False]
+    both = in_region(x, y, [box], [triangle])
+    assert both.tolist() == [True, True, True, False, False]
+    assert not in_region(x, y, [], []).any()
+    assert not in_region(x, y, [], [{"x": [0, 1], "y": [0, 1]}]).any()  # not a polygon
+    assert not in_region(x, y, [{"x": [], "y": []}], []).any()  # a box without corners

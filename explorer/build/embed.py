@@ -276,15 +276,7 @@ def embed_texts(
         with tqdm(total=len(order), desc="Embedding", unit="abstract", disable=not progress) as bar:
             for start in range(0, len(order), CHUNK_SIZE):
                 chunk = order[start : start + CHUNK_SIZE]
-                with _autocast(precision):
-                    vectors = model.encode(
-                        [missing[k] for k in chunk],
-                        batch_size=BATCH_SIZE,
-                        show_progress_bar=False,
-                        convert_to_numpy=True,
-                    )
-                vectors = np.asarray(vectors, dtype=np.float32)
-                release_freed_memory()  # activations of this chunk: not kept for the next
+                vectors = encode_chunk(model, [missing[k] for k in chunk], precision)
                 known.update(zip(chunk, vectors, strict=True))
                 cache.save(chunk, vectors)
                 bar.update(len(chunk))
@@ -292,6 +284,17 @@ def embed_texts(
     if not keys:
         return np.zeros((0, 0), dtype=np.float32), 0
     return np.stack([known[k] for k in keys]).astype(np.float32), len(missing)
+
+
+def encode_chunk(model, texts: list[str], precision: str) -> np.ndarray:
+    """One chunk's float32 vectors, as both engines encode it: the same batches, so the
+    same chunk gives the same vectors wherever it is encoded."""
+    with _autocast(precision):
+        vectors = model.encode(
+            texts, batch_size=BATCH_SIZE, show_progress_bar=False, convert_to_numpy=True
+        )
+    release_freed_memory()  # activations of this chunk: not kept for the next
+    return np.asarray(vectors, dtype=np.float32)
 
 
 def _autocast(precision: str):

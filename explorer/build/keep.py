@@ -27,7 +27,8 @@ from explorer.vectors import normalise_rows
 
 @dataclass(frozen=True)
 class Base:
-    """What a kept-topics build takes from the corpus's latest run."""
+    """A fit new papers are assigned to: the corpus's latest run (`--keep-topics`), or the
+    fit on a sample (explorer/build/sample.py)."""
 
     run_id: str
     papers: pd.DataFrame  # paper_id, topic_id (int), subtopic_id, x, y
@@ -75,8 +76,11 @@ def load_base(cache_dir: Path, corpus: str) -> Base:
     )
 
 
-def keep_topics(base: Base, paper_ids: list[str], vectors: np.ndarray) -> Kept:
-    """The base run's partition for `paper_ids` (row i = vectors[i]), new papers assigned."""
+def keep_topics(
+    base: Base, paper_ids: list[str], vectors: np.ndarray, *, engine: str = "local"
+) -> Kept:
+    """The base run's partition for `paper_ids` (row i = vectors[i]), new papers assigned
+    (in parallel when there are many: `assign.assign_all`)."""
     unit = normalise_rows(vectors.astype(np.float32))
     old = base.papers.set_index("paper_id")
     known = np.array([pid in old.index for pid in paper_ids], dtype=bool)
@@ -93,10 +97,8 @@ def keep_topics(base: Base, paper_ids: list[str], vectors: np.ndarray) -> Kept:
     subtopic[known] = rows["subtopic_id"].to_numpy(dtype=object)
     coords[known] = rows[["x", "y"]].to_numpy(dtype=np.float32)
     new = ~known
-    ref = (unit[known], labels[known])
-    labels[new] = assign.nearest_topics(unit[new], *ref, base.threshold)
-    subtopic[new] = assign.nearest_subtopics(unit[new], labels[new], *ref, subtopic[known])
-    coords[new] = assign.place(unit[new], labels[new], *ref, coords[known])
+    ref = assign.Reference(unit[known], labels[known], subtopic[known], coords[known])
+    labels[new], subtopic[new], coords[new] = assign.assign_all(ref, unit[new], engine=engine)
     present = set(labels.tolist())
     levels = Levels(
         area_of_topic={t: a for t, a in base.area_of_topic.items() if t in present},

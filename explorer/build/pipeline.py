@@ -29,12 +29,14 @@ from explorer import __version__, artifacts
 from explorer.build.corpus import Corpus
 from explorer.build.embed import DEFAULT_MODEL
 from explorer.build.memory import release_freed_memory
+from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE, applies, sample_params
 from explorer.build.sources import ReadOptions, detect_format, expand_inputs, read_inputs
 from explorer.build.topics import DEFAULT_SEED, TopicFit, TopicParams
 from explorer.errors import ArtifactError, BuildLockedError, InputError
 
 if TYPE_CHECKING:  # stages is imported when a build runs, not when this module loads
     from explorer.build.keep import Base
+    from explorer.build.ray_engine import RayOptions
     from explorer.build.stages import Embedded, Summary
 
 # Bump PIPELINE_VERSION in the same commit as any change to explorer/build/ that changes
@@ -72,6 +74,14 @@ class BuildConfig:
     min_topic_size: int | None = None
     stability: int = 0  # refits with more seeds for per-topic stability (0: none)
     keep_topics: bool = False  # keep the latest run's topics and assign new papers (keep.py)
+    # Where the parallel stages run: "local", or "ray" with these options. Never part of
+    # the run id: an engine must not change results (explorer/build/ray_engine.py).
+    engine: str = "local"
+    ray: RayOptions | None = None
+    # Above `sample_above` papers (0: never) the fit runs on a stratified sample of
+    # `sample_size` and the rest are assigned (explorer/build/sample.py).
+    sample_above: int = SAMPLE_ABOVE
+    sample_size: int = SAMPLE_SIZE
     read_options: ReadOptions = field(default_factory=ReadOptions)
 
 
@@ -207,12 +217,17 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
     from explorer.build.embed import model_id, weights_fingerprint
     from explorer.build.topics import default_params
 
-    corpus = read_inputs(config.inputs, config.read_options)
+    corpus = _read(config)
     inputs = _input_records(config.inputs)
     params = default_params(len(corpus), min_topic_size=config.min_topic_size, seed=config.seed)
     base = _base(config, cache_dir)
+    sampled = base is None and _check_sampled(config, len(corpus))
     if base is not None:  # the kept run's parameters describe its topics
         params = TopicParams(**base.params)
+    elif sampled:  # the fit sees the sample: the corpus's topic grain, scaled to it
+        params = sample_params(
+            len(corpus), config.sample_size, min_topic_size=config.min_topic_size, seed=config.seed
+        )
     precision = _precision(config, cache_dir)
     weights = weights_fingerprint(config.embedding_model)
     recorded = {
@@ -228,6 +243,8 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
     }
     if base is not None:  # only then, so other run ids do not change
         recorded["keep_topics_of"] = base.run_id
+    if sampled:  # likewise: a threshold the corpus is below changes nothing
+        recorded["sample"] = {"above": config.sample_above, "size": config.sample_size}
     code = code_versions()
     return Plan(
         config=config,
@@ -245,6 +262,33 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
     )
 
 
+def _read(config: BuildConfig) -> Corpus:
+    if config.engine == "ray":
+        from explorer.build import ray_engine
+
+        return ray_engine.read_inputs(config.inputs, config.read_options)
+    return read_inputs(config.inputs, config.read_options)
+
+
+@contextlib.contextmanager
+def engine_session(config: BuildConfig, log: Callable[[str], None]) -> Iterator[None]:
+    """The Ray cluster for a `--engine ray` build (joined, or a local Ray started and
+    stopped here); nothing for the local engine, which never imports ray."""
+    if config.engine != "ray":
+        yield
+        return
+    from explorer.build import ray_engine
+
+    options = config.ray or ray_engine.RayOptions()
+    started = ray_engine.connect(options)
+    try:
+        ray_engine.log_cluster(log)
+        yield
+    finally:
+        if started:
+            ray_engine.disconnect()
+
+
 def _base(config: BuildConfig, cache_dir: Path) -> Base | None:
     """The latest run whose topics `--keep-topics` keeps; one line when it cannot."""
     if not config.keep_topics:
@@ -260,6 +304,18 @@ def _base(config: BuildConfig, cache_dir: Path) -> Base | None:
     if config.stability:
         raise InputError("--keep-topics fits nothing, so it has no --stability to score")
     return base
+
+
+def _check_sampled(config: BuildConfig, n_papers: int) -> bool:
+    """Whether this build fits on a sample; one line when an option cannot go with it."""
+    if not applies(n_papers, config.sample_above, config.sample_size):
+        return False
+    if config.stability:
+        raise InputError(
+            f"--stability refits every paper; with {n_papers:,} papers the fit runs on a sample "
+            "(--sample-above 0 fits every paper)"
+        )
+    return True
 
 
 def rebuild_reason(previous: dict, plan: Plan) -> str | None:
@@ -309,8 +365,19 @@ def build(
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
     cache_dir = Path(cache_dir)
     artifacts.check_corpus_name(config.name)
-    corpus_dir = cache_dir / config.name
     timer = StageTimer(log)
+    with engine_session(config, log):
+        return _build(config, cache_dir, progress, log, timer)
+
+
+def _build(
+    config: BuildConfig,
+    cache_dir: Path,
+    progress: bool,
+    log: Callable[[str], None],
+    timer: StageTimer,
+) -> BuildResult:
+    corpus_dir = cache_dir / config.name
     # No "starting" line for reading: bad input must leave exactly one line on stderr.
     with timer.stage("read", None):
         plan = plan_build(config, cache_dir=cache_dir, progress=progress)
@@ -394,13 +461,14 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
     docs = [p.text for p in plan.corpus.papers]
     with timer.stage(
         "embed",
-        f"Embedding {len(docs)} abstracts with {plan.config.embedding_model} ({plan.precision})",
+        f"Embedding {len(docs)} abstracts with {plan.config.embedding_model} ({plan.precision})"
+        + (" on the Ray cluster" if plan.config.engine == "ray" else ""),
     ):
         embedded = stages.embed(plan, docs)
     with timer.stage("neighbors", "Finding nearest neighbours"):
         graph = stages.neighbours(plan, embedded)
-    if plan.base is not None:
-        summary, fit, kept = _kept_topics(plan, docs, embedded, graph, timer)
+    if plan.base is not None or "sample" in plan.recorded:
+        summary, fit, kept = _assigned_topics(plan, docs, embedded, graph, timer)
     else:
         (summary, fit), kept = _fitted_topics(plan, docs, embedded, graph, timer), None
     with timer.stage("write", "Writing artifacts"):
@@ -408,10 +476,12 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
     with timer.stage("encoder", None):  # says what it does only when it exports
         encoder = stages.export_encoder(plan, timer.log)
     manifest = _manifest(plan, summary, fit, embedded, timer, tmp)
-    if kept is not None:
+    if plan.base is not None:
         manifest["counts"]["kept_topics"] = {
             "run_id": plan.base.run_id, "kept": kept.kept, "added": kept.added
         }  # fmt: skip
+    elif kept is not None:
+        manifest["counts"]["sample"] = {"fitted": kept.kept, "assigned": kept.added}
     manifest[artifacts.ENCODER_KEY] = encoder  # beside the run: shared by every run of the model
     artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest, indent=2))
     return manifest
@@ -436,16 +506,24 @@ def _fitted_topics(plan: Plan, docs: list[str], embedded, graph, timer: StageTim
     return summary, fit
 
 
-def _kept_topics(plan: Plan, docs: list[str], embedded, graph, timer: StageTimer):
-    """The latest run's topics, levels and map, new papers assigned: `--keep-topics`."""
+def _assigned_topics(plan: Plan, docs: list[str], embedded, graph, timer: StageTimer):
+    """Topics no fit over every paper made: the latest run's (`--keep-topics`) or a
+    sample's (sample.py), every other paper assigned to them (assign.py)."""
     from explorer.build import stages
 
-    assert plan.base is not None
-    with timer.stage(
-        "topics", f"Keeping the topics of run {plan.base.run_id}, assigning new papers"
-    ):
-        fit, kept = stages.keep(plan, docs, embedded)
-    timer.log(f"  {kept.kept} papers kept their topics, {kept.added} new assigned")
+    if plan.base is not None:
+        message = f"Keeping the topics of run {plan.base.run_id}, assigning new papers"
+        make, done = stages.keep, "{kept} papers kept their topics, {added} new assigned"
+    else:
+        size = plan.config.sample_size
+        message = f"Fitting topics and the map on a sample of {size} papers (by venue and year)"
+        make, done = (
+            stages.fit_sample,
+            "{kept} papers in the sample, {added} assigned to its topics",
+        )
+    with timer.stage("topics", message):
+        fit, kept = make(plan, docs, embedded)
+    timer.log("  " + done.format(kept=kept.kept, added=kept.added))
     with timer.stage("summaries", "Summarising topics, neighbours and keyword statistics"):
         summary = stages.summarise(
             plan, docs, embedded, graph, fit, kept.coords, levels=kept.levels

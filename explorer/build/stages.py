@@ -55,8 +55,23 @@ class Stability:
 
 
 def embed(plan: Plan, docs: list[str]) -> Embedded:
+    """Every paper's vector. The Ray engine embeds what the cache lacks on the cluster and
+    writes it there; the vectors are then read from the cache as after a local embedding."""
     from explorer.build.embed import embed_texts
 
+    on_cluster = 0
+    if plan.config.engine == "ray":
+        from explorer.build import ray_engine
+
+        on_cluster = ray_engine.embed_missing(
+            docs,
+            model_name=plan.config.embedding_model,
+            cache_root=plan.cache_dir,
+            precision=plan.precision,
+            weights=plan.weights,
+            options=plan.config.ray or ray_engine.RayOptions(),
+            progress=plan.progress,
+        )
     vectors, n_new = embed_texts(
         docs,
         model_name=plan.config.embedding_model,
@@ -65,7 +80,7 @@ def embed(plan: Plan, docs: list[str]) -> Embedded:
         precision=plan.precision,
         weights=plan.weights,
     )
-    return Embedded(vectors=vectors, n_new=n_new)
+    return Embedded(vectors=vectors, n_new=n_new + on_cluster)
 
 
 def neighbours(plan: Plan, embedded: Embedded) -> KnnGraph:
@@ -93,26 +108,81 @@ def keep(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kep
     """The latest run's topics with the new papers assigned (`--keep-topics`), and their
     keyword representation; ids as BERTopic numbers them."""
     from explorer.build.keep import keep_topics, renumbered
-    from explorer.build.topics import Partition, represent
 
     assert plan.base is not None
     ids = [p.paper_id for p in plan.corpus.papers]
-    kept = keep_topics(plan.base, ids, embedded.vectors)
+    kept = keep_topics(plan.base, ids, embedded.vectors, engine=plan.config.engine)
     clustered = int((kept.labels != artifacts.OUTLIER).sum())
+    fitted = _represent(plan, docs, embedded, kept.labels, clustered, plan.base.threshold)
+    return fitted, renumbered(kept, fitted.labels)
+
+
+def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kept]:
+    """Topics, levels and map fitted on a stratified sample (explorer/build/sample.py), every
+    other paper assigned to them as `--keep-topics` assigns new papers; ids by size."""
+    from explorer.build.keep import Base, keep_topics, renumbered
+    from explorer.build.levels import build_levels
+    from explorer.build.projection import knn_graph, project_2d
+    from explorer.build.sample import stratified_sample
+    from explorer.build.topics import partition
+
+    params = plan.params
+    rows = stratified_sample(plan.corpus.papers, plan.config.sample_size, params.seed)
+    vectors = embedded.vectors[rows]
+    graph = knn_graph(vectors, max(params.n_neighbors, S.N_SIMILAR + 1))
+    part = partition(vectors, graph, params, plan.cache_dir)
+    levels = build_levels(
+        vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,
+        cache_root=plan.cache_dir,
+    )  # fmt: skip
+    coords = project_2d(
+        vectors, graph, n_neighbors=params.n_neighbors, seed=params.seed, cache_root=plan.cache_dir
+    )
+    ids = [p.paper_id for p in plan.corpus.papers]
+    fitted_papers = pd.DataFrame(
+        {
+            "paper_id": np.asarray(ids, dtype=object)[rows],
+            "topic_id": part.labels,
+            "subtopic_id": levels.subtopic,
+            "x": coords[:, 0],
+            "y": coords[:, 1],
+        }
+    )
+    base = Base(
+        run_id="sample", papers=fitted_papers, params=params.as_dict(),
+        embedding_model=plan.config.embedding_model, threshold=part.threshold,
+        area_of_topic=levels.area_of_topic, unsplit=levels.unsplit,
+    )  # fmt: skip
+    kept = keep_topics(base, ids, embedded.vectors, engine=plan.config.engine)
+    # The manifest's clustered share is the sample's (HDBSCAN saw only the sample).
+    clustered = round(part.clustered * len(docs) / len(rows))
+    fitted = _represent(plan, docs, embedded, kept.labels, clustered, part.threshold)
+    return fitted, renumbered(kept, fitted.labels)
+
+
+def _represent(
+    plan: Plan,
+    docs: list[str],
+    embedded: Embedded,
+    labels: np.ndarray,
+    clustered: int,
+    threshold: float,
+) -> TopicFit:
+    """BERTopic's keywords for a partition made without a fit over these papers."""
+    from explorer.build.topics import Partition, represent
+
     # BERTopic is handed the finished labels; the reduction it would cluster is unused.
     unused = np.zeros((len(docs), plan.params.n_components), dtype=np.float32)
-    part = Partition(unused, kept.labels, clustered, plan.base.threshold)
-    fitted = represent(
+    return represent(
         docs,
         embedded.vectors,
-        part,
+        Partition(unused, labels, clustered, threshold),
         plan.params,
         model_name=plan.config.embedding_model,
         cache_root=plan.cache_dir,
         precision=plan.precision,
         weights=plan.weights,
     )
-    return fitted, renumbered(kept, fitted.labels)
 
 
 def stability(plan: Plan, embedded: Embedded, graph: KnnGraph, fit: TopicFit) -> Stability:

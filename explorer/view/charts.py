@@ -23,8 +23,12 @@ from explorer.view.store import available_levels, node_name, nodes_at
 from explorer.view.text import plot as esc
 from explorer.view.text import shorten
 
-# WebGL keeps tens of thousands of points interactive; above this, the page samples.
+# WebGL keeps tens of thousands of points interactive; above this many papers the map is a
+# density raster (`density_map`), and a selection's papers are drawn as points, up to this.
 MAX_MAP_POINTS = 50_000
+# Bins per axis of the density raster: 200 x 200 counts are ~0.3 MB in the page, whatever
+# the number of papers.
+DENSITY_BINS = 200
 # Characters of a title shown in a hover.
 HOVER_CHARS = 90
 MARGIN = {"l": 0, "r": 0, "t": 10, "b": 0}
@@ -101,6 +105,51 @@ def topic_map(
         "showlegend": False,
         "xaxis": {"visible": False, "range": list(extent[0])},
         "yaxis": {"visible": False, "range": list(extent[1])},
+        "dragmode": "lasso",
+        "plot_bgcolor": "white",
+        "annotations": list(labels),
+    }
+    return figure(data, layout)
+
+
+def density_map(
+    papers: pd.DataFrame,
+    *,
+    extent: tuple[tuple[float, float], tuple[float, float]],
+    labels: list[dict] = (),
+    height: int = 640,
+) -> go.Figure:
+    """The map of more papers than points can show: paper counts in DENSITY_BINS x
+    DENSITY_BINS bins (log colour), the node labels over them, and a selectable layer of
+    the non-empty bins' centres, invisible, so box and lasso report a selection (a heatmap
+    alone reports none); `store.in_region` then finds the papers inside it."""
+    (x0, x1), (y0, y1) = extent
+    counts, xs, ys = np.histogram2d(
+        papers["x"].to_numpy(),
+        papers["y"].to_numpy(),
+        bins=DENSITY_BINS,
+        range=[[x0, x1], [y0, y1]],
+    )
+    cx, cy = (xs[:-1] + xs[1:]) / 2, (ys[:-1] + ys[1:]) / 2
+    filled = np.argwhere(counts > 0)
+    z = np.where(counts > 0, np.log10(np.maximum(counts, 1)) + 1, np.nan).T
+    data = [
+        {
+            "type": "heatmap", "x": cx, "y": cy, "z": z, "customdata": counts.T,
+            "colorscale": "Blues", "showscale": False, "zmin": 0,
+            "hovertemplate": "%{customdata:,} papers<extra></extra>",
+        },
+        {
+            "type": "scattergl", "x": cx[filled[:, 0]], "y": cy[filled[:, 1]], "mode": "markers",
+            "marker": {"size": 4, "opacity": 0}, "hoverinfo": "skip", "name": "bins",
+        },
+    ]  # fmt: skip
+    layout = {
+        "height": height,
+        "margin": MARGIN,
+        "showlegend": False,
+        "xaxis": {"visible": False, "range": [x0, x1]},
+        "yaxis": {"visible": False, "range": [y0, y1]},
         "dragmode": "lasso",
         "plot_bgcolor": "white",
         "annotations": list(labels),

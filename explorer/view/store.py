@@ -194,6 +194,32 @@ def selection_to_ids(points: list[dict], visible_ids: set[str] | None = None) ->
     return list(dict.fromkeys(ids))
 
 
+def in_region(x: np.ndarray, y: np.ndarray, boxes: list[dict], lassos: list[dict]) -> np.ndarray:
+    """Which points (x, y) lie in any of a plotly selection's boxes ({"x": [x0, x1], "y":
+    [y0, y1]}) or lasso polygons ({"x": [...], "y": [...]}; even-odd rule)."""
+    inside = np.zeros(len(x), dtype=bool)
+    for box in boxes or []:
+        if len(box.get("x", ())) < 2 or len(box.get("y", ())) < 2:
+            continue  # the browser sends a box without corners for some drags
+        (bx0, bx1), (by0, by1) = sorted(box["x"][:2]), sorted(box["y"][:2])
+        inside |= (x >= bx0) & (x <= bx1) & (y >= by0) & (y <= by1)
+    for lasso in lassos or []:
+        px, py = np.asarray(lasso["x"], dtype=float), np.asarray(lasso["y"], dtype=float)
+        if len(px) < 3:
+            continue
+        near = (x >= px.min()) & (x <= px.max()) & (y >= py.min()) & (y <= py.max())
+        cand = np.flatnonzero(near & ~inside)
+        xs, ys, odd = x[cand], y[cand], np.zeros(len(cand), dtype=bool)
+        for i in range(len(px)):  # one edge (i-1, i) at a time, over every candidate
+            xa, ya, xb, yb = px[i - 1], py[i - 1], px[i], py[i]
+            crosses = (ya > ys) != (yb > ys)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                at = xa + (ys - ya) * (xb - xa) / (yb - ya)
+            odd ^= crosses & (xs < at)
+        inside[cand[odd]] = True
+    return inside
+
+
 def class_counts(papers: pd.DataFrame, column: str) -> pd.DataFrame:
     """Papers per value of a class column, largest first; a missing value reads '(none)'."""
     return (

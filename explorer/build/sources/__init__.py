@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from explorer.build.corpus import Corpus, clean_display_text, dedupe
+from explorer.build.corpus import Corpus, Paper, clean_display_text, dedupe
 from explorer.build.sources.base import ReadOptions, SourceResult
 from explorer.build.sources.bibtex import read_bibtex
 from explorer.build.sources.paperlists import read_paperlists
@@ -95,12 +95,19 @@ def read_inputs(inputs: Sequence[str | Path], options: ReadOptions | None = None
     papers = []
     skipped: list[str] = []
     for path in expand_inputs(inputs):
-        try:
-            result = READERS[detect_format(path)](path, options)
-        except InputError:
-            raise
-        except (OSError, ValueError, RecursionError) as exc:
-            raise InputError(f"{path}: could not be read ({exc})") from None
-        papers.extend(clean_display_text(p) for p in result.papers)
-        skipped.extend(result.skipped)
+        read, lines = read_file(path, options)
+        papers.extend(read)
+        skipped.extend(lines)
     return dedupe(papers, skipped)
+
+
+def read_file(path: Path, options: ReadOptions) -> tuple[list[Paper], list[str]]:
+    """One input file's papers (display text cleaned) and skipped records; a file that
+    cannot be read is one InputError naming it. Both engines read through this."""
+    try:
+        result = READERS[detect_format(path)](path, options)
+    except InputError:
+        raise
+    except (OSError, ValueError, RecursionError) as exc:
+        raise InputError(f"{path}: could not be read ({exc})") from None
+    return [clean_display_text(p) for p in result.papers], list(result.skipped)

@@ -1,0 +1,131 @@
+"""Fitting on a sample against fitting every paper, on the real abstracts of
+../shared/data/paperlists (about 23,400), where both run on this machine.
+
+    python -m bench.sample_fit [--sizes 5000,10000,20000]
+
+Topics are compared at the topic level (the partition: UMAP 5-D, HDBSCAN, outliers joined
+to their nearest topic), as `explorer build` makes it:
+
+- **Baseline:** the full fit with seed 42 against full fits with seeds 43, 44 and 45: how
+  much a full fit agrees with itself (their mean ARI is the target).
+- **Sample fits:** the fit on a stratified sample of each size, drawn and fitted with seeds
+  42 and 43, every other paper assigned as a build assigns it (`assign`: a vote of its 15
+  most similar sampled papers), each compared with
+  the full fit of seed 42.
+
+Measured the same way for both: the adjusted Rand index of the topic assignments, and the
+share of papers whose topic matches once topics are paired one to one (Hungarian, on
+overlap). The vectors come from the embedding cache (bench/engines.py's local run fills it;
+what it lacks is embedded here first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+
+import numpy as np
+
+from bench.common import PAPERLISTS, WORK, require_shared, write_results
+
+
+def matched_share(a: np.ndarray, b: np.ndarray) -> float:
+    """Share of rows whose labels agree once a's and b's labels are paired one to one by
+    overlap (Hungarian); outliers count as a label of their own."""
+    import pandas as pd
+    from scipy.optimize import linear_sum_assignment
+
+    table = pd.crosstab(a, b)
+    rows, cols = linear_sum_assignment(-table.to_numpy())
+    return float(table.to_numpy()[rows, cols].sum() / len(a))
+
+
+SEEDS = (42, 43, 44, 45)  # the full fits: 42 is the reference, the others its baseline
+SAMPLE_SEEDS = (42, 43)  # each sample is drawn and fitted with these seeds
+
+
+def _mean(runs: dict, key: str) -> float:
+    return round(float(np.mean([r[key] for r in runs.values()])), 4)
+
+
+def agreement(a: np.ndarray, b: np.ndarray) -> dict:
+    from sklearn.metrics import adjusted_rand_score
+
+    return {
+        "ari": round(float(adjusted_rand_score(a, b)), 4),
+        "matched_share": round(matched_share(a, b), 4),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="5000,10000,20000")
+    args = parser.parse_args()
+    require_shared(PAPERLISTS)
+    from explorer.build.assign import Reference, assign_rows
+    from explorer.build.embed import DEFAULT_MODEL, embed_texts, resolve_precision
+    from explorer.build.pipeline import prepare_environment
+    from explorer.build.projection import knn_graph
+    from explorer.build.sample import sample_params, stratified_sample
+    from explorer.build.sources import ReadOptions, read_inputs
+    from explorer.build.topics import partition
+    from explorer.vectors import normalise_rows
+
+    cache = WORK / "sample-fit"
+    cache.mkdir(parents=True, exist_ok=True)
+    prepare_environment(cache)
+    if (WORK / "engines-local" / "embeddings").is_dir():  # content-addressed: reuse
+        shutil.copytree(WORK / "engines-local" / "embeddings", cache / "embeddings",
+                        dirs_exist_ok=True)  # fmt: skip
+    papers = read_inputs((str(PAPERLISTS),), ReadOptions()).papers
+    vectors, _ = embed_texts(
+        [p.text for p in papers], cache_root=cache, precision=resolve_precision("auto"),
+        model_name=DEFAULT_MODEL,
+    )  # fmt: skip
+    unit = normalise_rows(vectors)
+    seconds: dict[str, float] = {}
+
+    def fit(rows: np.ndarray, seed: int, name: str):
+        start = time.perf_counter()
+        params = sample_params(len(papers), len(rows), min_topic_size=None, seed=seed)
+        graph = knn_graph(vectors[rows], params.n_neighbors)
+        part = partition(vectors[rows], graph, params, cache)
+        seconds[name] = round(time.perf_counter() - start, 1)
+        return part
+
+    everything = np.arange(len(papers))
+    full = {seed: fit(everything, seed, f"full seed {seed}").labels for seed in SEEDS}
+    reference = full[SEEDS[0]]
+    pairs = {str(seed): agreement(reference, full[seed]) for seed in SEEDS[1:]}
+    result = {
+        "papers": len(papers),
+        "baseline_full_fits": {**pairs, "mean_ari": _mean(pairs, "ari")},
+        "samples": {},
+    }
+    for size in (int(s) for s in args.sizes.split(",")):
+        runs = {}
+        for seed in SAMPLE_SEEDS:
+            rows = stratified_sample(papers, size, seed=seed)
+            part = fit(rows, seed, f"sample {size} seed {seed}")
+            start = time.perf_counter()
+            rest = np.setdiff1d(everything, rows)
+            labels = np.empty(len(papers), dtype=np.int64)
+            labels[rows] = part.labels
+            none = np.array([""] * len(rows), dtype=object)
+            ref = Reference(unit[rows], part.labels, none, np.zeros((len(rows), 2)))
+            labels[rest] = assign_rows(ref, unit[rest])[0]
+            seconds[f"assign {size} seed {seed}"] = round(time.perf_counter() - start, 1)
+            runs[str(seed)] = {
+                **agreement(reference, labels),
+                "topics": int(len(set(part.labels.tolist()) - {-1})),
+            }
+        result["samples"][str(size)] = {**runs, "mean_ari": _mean(runs, "ari")}
+    result["full_topics"] = int(len(set(reference.tolist()) - {-1}))
+    result["seconds"] = seconds
+    write_results("sample-fit", result)
+    print(result)
+
+
+if __name__ == "__main__":
+    main()
