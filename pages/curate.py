@@ -55,16 +55,28 @@ def versioned(key: str, data: RunData) -> str:
     return f"{key}@{'-'.join(map(str, data.curation))}"
 
 
-def kept(key: str, options: list) -> int:
-    """The index of the choice last made under `key` (any version), 0 if it is gone."""
-    last = st.session_state.get(key)
+def carried(key: str, data: RunData) -> object:
+    """The choice made under `key` at an older version of the overlay, or None. When
+    another tab saves between a choice and its submit, the submit reruns at a new version:
+    the form's value arrives under the old key, and must be what is edited."""
+    if versioned(key, data) in st.session_state:
+        return None
+    older = [k for k in st.session_state if isinstance(k, str) and k.startswith(f"{key}@")]
+    return st.session_state[older[-1]] if older else None
+
+
+def kept(key: str, options: list, data: RunData) -> int:
+    """The index of the choice made under `key` (at any version), 0 if it is gone."""
+    last = carried(key, data)
+    if last is None:
+        last = st.session_state.get(key)
     return options.index(last) if last in options else 0
 
 
 def node_box(label: str, options: list, key: str, data: RunData, **kwargs) -> object:
     """A select box over node ids (or paper ids) that shows curated names at once."""
     value = st.selectbox(
-        label, options, index=kept(key, options), key=versioned(key, data), **kwargs
+        label, options, index=kept(key, options, data), key=versioned(key, data), **kwargs
     )
     st.session_state[key] = value
     return value
@@ -123,6 +135,7 @@ with merge_tab, st.form("merge"):
     merged = st.multiselect(
         "Topics, or subtopics of one topic",
         leaves,
+        default=[n for n in carried("cur_merge", data) or () if n in leaves],
         format_func=name,
         key=versioned("cur_merge", data),
     )

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import cli, curation
+from explorer import artifacts, cli, curation
 from explorer.artifacts import open_run
 from explorer.view.map_layout import HIDDEN_COLOR
 from tests.conftest import ROOT, shown
@@ -400,6 +400,33 @@ def test_curate_page_renames_and_undoes(cache, app, built, clickable):
     topics = run_page(app(), "topics", topic="0")
     assert f"Topic 0: {built.label('0')}" in texts(topics)
     assert [c["source"] for c in curation.read(cache, CORPUS)] == ["dashboard"] * 2
+
+
+def test_a_change_saved_elsewhere_between_choosing_and_submitting_edits_the_chosen_node(
+    cache, app, built, clickable
+):
+    def saved_elsewhere(node: str) -> None:
+        """Another tab (or the CLI) saves: the overlay's version moves."""
+        run = artifacts.open_run(cache, CORPUS)
+        curation.record(
+            cache, CORPUS, run.table("papers"), curation.of_run(run).nodes, "hide",
+            source="cli", node=node,
+        )  # fmt: skip
+
+    at = run_page(app(), "curate")
+    picker(at.selectbox, "cur_rename_node").set_value("2")
+    saved_elsewhere("1")
+    at.text_input(key="cur_label").input("Chosen node's name")
+    button(at, "Rename").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert curation.read(cache, CORPUS)[-1]["node"] == "2"  # not the picker's first node
+
+    at = run_page(app(), "curate")
+    picker(at.multiselect, "cur_merge").set_value(["3", "4"])
+    saved_elsewhere("5")
+    button(at, "Merge").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert curation.read(cache, CORPUS)[-1]["nodes"] == ["3", "4"]
 
 
 def test_curate_page_merges_hides_moves_and_reverts(cache, app, built, clickable):

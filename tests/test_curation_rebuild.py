@@ -237,8 +237,15 @@ def check_kept(rebuilt: Rebuilt) -> None:
     old = rebuilt.old.table("papers").set_index("paper_id")
     new = rebuilt.new.table("papers").set_index("paper_id")
     assert set(new.index) == set(old.index) | {rebuilt.new_paper}
-    columns = ["topic_id", "subtopic_id", "area_id", "x", "y"]
-    pd.testing.assert_frame_equal(new.loc[old.index, columns], old[columns])
+    pd.testing.assert_frame_equal(
+        new.loc[old.index, ["area_id", "x", "y"]], old[["area_id", "x", "y"]]
+    )
+    # Topic ids are ordered by size, so two topics may swap ids (README): each old topic
+    # and subtopic is exactly one new one, with the same papers.
+    for column in ("topic_id", "subtopic_id"):
+        pairs = pd.DataFrame({"old": old[column], "new": new.loc[old.index, column]})
+        pairs = pairs.drop_duplicates()
+        assert pairs["old"].is_unique and pairs["new"].is_unique, pairs
     added = new.loc[rebuilt.new_paper]
     assert added["topic_id"] in set(old["topic_id"])
     assert min(old["x"]) <= added["x"] <= max(old["x"])
@@ -253,8 +260,7 @@ def test_a_seed_rebuild_keeping_topics_carries_every_change(seed_kept):
     cur = curation.of_run(seed_kept.new, seed_kept.changes)
     assert cur.unmatched == [] and cur.applied == len(seed_kept.changes) == 5
     assert "  curation: 5 changes carried over\n" in seed_kept.output, seed_kept.output
-    landed = check_applied(seed_kept, cur)
-    assert all(change["node"] == node for change, node in landed), "ids are kept"
+    check_applied(seed_kept, cur)
     row = cur.papers.set_index("paper_id").loc[seed_kept.changes[4]["paper"]]
     assert row["topic_label"] == "Carried label"
 
@@ -368,8 +374,7 @@ def test_a_rebuild_keeping_topics_carries_every_curation(icml_curated, tmp_path_
     cur = curation.of_run(kept.new, kept.changes)
     assert cur.unmatched == [] and cur.applied == len(kept.changes) > 40
     assert f"  curation: {cur.applied} changes carried over\n" in kept.output, kept.output
-    landed = check_applied(kept, cur)
-    assert all(change["node"] == node for change, node in landed), "ids are kept"
+    check_applied(kept, cur)
 
 
 def test_most_curations_carry_over_a_rebuild_under_new_ids(icml_rebuilt):
