@@ -90,17 +90,11 @@ def neighbours(plan: Plan, embedded: Embedded) -> KnnGraph:
 
 
 def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> TopicFit:
-    from explorer.build.topics import fit_topics
+    """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
+    from explorer.build.topics import partition
 
-    return fit_topics(
-        docs,
-        embedded.vectors,
-        graph,
-        plan.params,
-        model_name=plan.config.embedding_model,
-        cache_root=plan.cache_dir,
-        precision=plan.precision,
-        weights=plan.weights,
+    return _represent(
+        plan, docs, embedded, partition(embedded.vectors, graph, plan.params, plan.cache_dir)
     )
 
 
@@ -113,7 +107,9 @@ def keep(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kep
     ids = [p.paper_id for p in plan.corpus.papers]
     kept = keep_topics(plan.base, ids, embedded.vectors, engine=plan.config.engine)
     clustered = int((kept.labels != artifacts.OUTLIER).sum())
-    fitted = _represent(plan, docs, embedded, kept.labels, clustered, plan.base.threshold)
+    fitted = _represent(
+        plan, docs, embedded, _given(docs, plan, kept.labels, clustered, plan.base.threshold)
+    )
     return fitted, renumbered(kept, fitted.labels)
 
 
@@ -156,27 +152,29 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFi
     kept = keep_topics(base, ids, embedded.vectors, engine=plan.config.engine)
     # The manifest's clustered share is the sample's (HDBSCAN saw only the sample).
     clustered = round(part.clustered * len(docs) / len(rows))
-    fitted = _represent(plan, docs, embedded, kept.labels, clustered, part.threshold)
+    fitted = _represent(
+        plan, docs, embedded, _given(docs, plan, kept.labels, clustered, part.threshold)
+    )
     return fitted, renumbered(kept, fitted.labels)
 
 
-def _represent(
-    plan: Plan,
-    docs: list[str],
-    embedded: Embedded,
-    labels: np.ndarray,
-    clustered: int,
-    threshold: float,
-) -> TopicFit:
-    """BERTopic's keywords for a partition made without a fit over these papers."""
-    from explorer.build.topics import Partition, represent
+def _given(docs: list[str], plan: Plan, labels: np.ndarray, clustered: int, threshold: float):
+    """A partition made without a fit over these papers (kept or a sample's): BERTopic is
+    handed the finished labels; the reduction it would cluster is unused."""
+    from explorer.build.topics import Partition
 
-    # BERTopic is handed the finished labels; the reduction it would cluster is unused.
     unused = np.zeros((len(docs), plan.params.n_components), dtype=np.float32)
+    return Partition(unused, labels, clustered, threshold)
+
+
+def _represent(plan: Plan, docs: list[str], embedded: Embedded, part) -> TopicFit:
+    """BERTopic's keywords for a finished partition (topics.represent)."""
+    from explorer.build.topics import represent
+
     return represent(
         docs,
         embedded.vectors,
-        Partition(unused, labels, clustered, threshold),
+        part,
         plan.params,
         model_name=plan.config.embedding_model,
         cache_root=plan.cache_dir,

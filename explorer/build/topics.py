@@ -204,31 +204,6 @@ class TopicFit:
     reduced: np.ndarray
 
 
-def fit_topics(
-    docs: list[str],
-    embeddings: np.ndarray,
-    graph: KnnGraph,
-    params: TopicParams,
-    *,
-    model_name: str,
-    cache_root: Path,
-    precision: str = "float32",
-    weights: str | None = None,
-) -> TopicFit:
-    """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
-    part = partition(embeddings, graph, params, cache_root)
-    return represent(
-        docs,
-        embeddings,
-        part,
-        params,
-        model_name=model_name,
-        cache_root=cache_root,
-        precision=precision,
-        weights=weights,
-    )
-
-
 def represent(
     docs: list[str],
     embeddings: np.ndarray,
