@@ -153,3 +153,8 @@ def incremental() -> dict:
 
 def scale_inputs() -> list[str]:
     return [str(PAPERLISTS / d) for d in ("nips", "icml", "aistats")]
+
+
+def real_inputs() -> list[str]:
+    """Every real abstract in the shared paper lists (~23,400): issue 18's "23k real" row."""
+    return [str(PAPERLISTS)]

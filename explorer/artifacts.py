@@ -155,11 +155,15 @@ class Run:
     path: Path
     manifest: dict
 
-    def table(self, name: str) -> pd.DataFrame:
-        return pd.read_parquet(self.path / f"{name}.parquet")
+    def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
+        return pd.read_parquet(self.path / f"{name}.parquet", columns=columns)
 
-    def array(self, name: str) -> np.ndarray:
-        return np.load(self.path / f"{name}.npy", allow_pickle=False)
+    def array(self, name: str, *, mapped: bool = False) -> np.ndarray:
+        """`mapped`: memory-mapped read-only, so a large array (a million papers' vectors,
+        768 MB) costs memory only for the pages a query touches, and the OS may drop them."""
+        return np.load(
+            self.path / f"{name}.npy", allow_pickle=False, mmap_mode="r" if mapped else None
+        )
 
 
 def _rebuild_hint(corpus: str) -> str:

@@ -208,10 +208,16 @@ def apply(
 ) -> Curated:
     """The tables as the curator left them. Adds a `hidden` column to papers, topics and
     nodes (False everywhere without curation) so every view can grey or filter them."""
-    members = Members.of_run(papers)
-    out = Curated(papers.copy(), topics.copy(), nodes.copy(), doc_topics, topic_similarity.copy())
+    live = active(changes)
+    # Every node's member set costs ~250 MB at a million papers: only when there are edits.
+    members = Members.of_run(papers) if live else Members({})
+    # A shallow copy: pandas copies on write, so edits below never reach the built frame,
+    # and the columns they leave alone are shared, not duplicated.
+    out = Curated(
+        papers.copy(deep=False), topics.copy(), nodes.copy(), doc_topics, topic_similarity.copy()
+    )
     out.nodes["hidden"] = False
-    for change in active(changes):
+    for change in live:
         ids = _resolve(change, members)
         if ids is None:
             out.unmatched.append(change)

@@ -6,24 +6,33 @@ import streamlit as st
 from explorer.view import charts
 from explorer.view.text import md, md_format
 from explorer.view.ui import state
-from explorer.view.ui.data import colors, current, filtered, per_run
+from explorer.view.ui.data import colors, current, filtered
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.search import results_table, search_box
-from explorer.view.ui.widgets import detail_link, filter_sidebar, paper_table, query_select
+from explorer.view.ui.widgets import detail_links, filter_sidebar, paper_table, query_select
 
 ensure_router()
 
 
-def _lookup(data):
-    """Papers by id, the picker's options and their titles: once per run, not per rerun."""
-    titles = dict(zip(data.papers["paper_id"], data.papers["title"], strict=True))
-    return data.papers.set_index("paper_id"), list(titles), titles
+# A select box sends every option's text on each rerun: a million titles would be ~100 MB.
+# 5,000 (~0.6 MB) still lists every paper of a large conference, typed search included.
+PICKER_OPTIONS = 5_000
+
+
+def _options(data, shown: pd.DataFrame, requested: str | None) -> list[str]:
+    """The picker's papers: the first PICKER_OPTIONS that pass the filters, and the paper in
+    the URL (a shared link) wherever it is."""
+    ids = shown["paper_id"].head(PICKER_OPTIONS).tolist()
+    if requested and requested not in ids and len(data.row_of([requested])):
+        ids.insert(0, requested)
+    return ids
 
 
 data = current()
 filters = filter_sidebar(data)
 shown = filtered(data, filters)
-by_id, ids, titles = per_run(data, _lookup)
+ids = _options(data, shown, st.query_params.get(state.PAPER))
+titles = dict(zip(ids, data.papers["title"].to_numpy()[data.row_of(ids)], strict=True))
 
 st.title("Papers")
 paper_id = query_select(
@@ -33,9 +42,19 @@ paper_id = query_select(
     format_func=lambda p: titles[p][:120],
     placeholder="Pick a paper to see its details",
 )
+if len(shown) > PICKER_OPTIONS:
+    st.caption(
+        md_format(
+            "The picker lists the first {k:,} of {n:,} papers: narrow the filters or open "
+            "one from the table below.",
+            k=PICKER_OPTIONS,
+            n=len(shown),
+        )
+    )
 
 if paper_id:
-    paper = by_id.loc[paper_id]
+    row = int(data.row_of([paper_id])[0])
+    paper = data.papers.iloc[row]
     st.subheader(md(paper["title"]), anchor=False)
     if paper["title_derived"]:
         st.caption("Title derived from the abstract's first sentence (the source has no titles).")
@@ -65,11 +84,10 @@ if paper_id:
     left.dataframe(dist[["rank", "topic_id", "label", "score"]], hide_index=True)
     same_topic = data.papers[data.papers["topic_id"] == paper["topic_id"]]
     right.plotly_chart(charts.paper_in_topic(same_topic, paper_id, colors(data)), key="paper_map")
-    similar = data.neighbors[data.neighbors["paper_id"] == paper_id].merge(
-        data.papers, left_on="neighbor_id", right_on="paper_id", suffixes=("_q", "")
-    )
+    rows, similarity = data.neighbors.of_row(row)
+    similar = data.papers.iloc[rows].assign(similarity=similarity)
     st.markdown("**Most similar papers**")
-    similar = similar.assign(open=[detail_link(p, data.corpus) for p in similar["neighbor_id"]])
+    similar = similar.assign(open=detail_links(similar["paper_id"], data.corpus))
     st.dataframe(
         similar[["open", "similarity", "title", "venue", "year", "topic_label"]],
         hide_index=True,

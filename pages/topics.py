@@ -7,7 +7,7 @@ from explorer.view import charts
 from explorer.view.store import available_levels, node_table, topic_name, topic_table
 from explorer.view.text import md, md_format, shorten
 from explorer.view.ui import state
-from explorer.view.ui.data import colors, current
+from explorer.view.ui.data import colors, current, per_view
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.widgets import (
     TABLE_COLUMNS,
@@ -20,6 +20,18 @@ from explorer.view.ui.widgets import (
 ensure_router()
 # Characters of a representative paper's abstract shown under its title.
 ABSTRACT_PREVIEW_CHARS = 220
+
+
+def _members(data, topic: str):
+    """A topic's papers, subtopic by subtopic (in id order), most probable first: kept per
+    view, as a large topic at a million papers is ~400,000 rows to select and sort."""
+    members = data.papers[data.papers["topic_id"] == topic]
+    subtopics = sorted(members["subtopic_id"].unique(), key=lambda s: id_order(s) if s else ())
+    rank = members["subtopic_id"].map({s: i for i, s in enumerate(subtopics)})
+    return members.assign(order=rank).sort_values(
+        ["order", "probability"], ascending=[True, False], kind="stable"
+    )
+
 
 data = current()
 topics = data.topics
@@ -55,7 +67,7 @@ topic = (
     or ids[0]
 )
 row = topics[topics["topic_id"] == topic].iloc[0]
-members = data.papers[data.papers["topic_id"] == topic]
+members = per_view(data, _members, topic)
 st.subheader(md_format("Topic {id}: {label}", id=topic, label=row["label"]), anchor=False)
 st.caption(md_format("{n} papers ({share:.1%} of the corpus)", n=row["size"], share=row["share"]))
 nodes = data.nodes.set_index("node_id")
@@ -85,9 +97,8 @@ with left:
     )
 with right:
     st.markdown("**Representative papers**")
-    by_id = data.papers.set_index("paper_id")
     for pid in row["representative_ids"]:
-        paper = by_id.loc[pid]
+        paper = data.papers.iloc[data.row_of([pid])[0]]
         st.text(paper["title"])
         st.caption(md(shorten(paper["abstract"], ABSTRACT_PREVIEW_CHARS)))
     hierarchy = data.hierarchy
@@ -109,9 +120,7 @@ with right:
 
 st.markdown("**Papers in this topic**")
 paper_table(
-    members.assign(
-        order=members["subtopic_id"].map(lambda s: id_order(s) if s else ())
-    ).sort_values(["order", "probability"], ascending=[True, False]),
+    members,
     data=data,
     key="topic_papers",
     height=300,

@@ -130,3 +130,20 @@ def test_the_compare_page_matches_a_corpus_with_its_copy_and_refuses_another_mod
     assert any("cannot be compared" in shown(e.value) for e in at.error)
     fresh = _compare_page(a="seed", b="syn")  # the same view from a link
     assert any("cannot be compared" in shown(e.value) for e in fresh.error)
+
+
+def test_topic_centroids_in_blocks_equal_the_mean_of_each_topic(monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    from explorer.vectors import normalise_rows, unit_float16
+    from explorer.view import compare
+
+    vectors = unit_float16(np.random.default_rng(0).normal(size=(500, 8)))
+    topics = pd.Series(np.random.default_rng(1).choice(["-1", "0", "1", "10", "2"], 500))
+    monkeypatch.setattr(compare, "SCORE_BLOCK", 37)  # blocks that split every topic
+    ids, centroids = compare.topic_centroids(vectors, topics)
+    assert ids == ["0", "1", "2", "10"]
+    wide = vectors.astype(np.float32)
+    expected = normalise_rows(np.stack([wide[topics.to_numpy() == t].mean(axis=0) for t in ids]))
+    np.testing.assert_allclose(centroids, expected, atol=1e-6)

@@ -50,3 +50,22 @@ def test_above_the_limit_the_map_is_a_density_with_a_notice(big_cache, monkeypat
     assert f"{charts.MAX_MAP_POINTS + 5_000:,} of" in caption_text(at)
     at.multiselect(key="topics").set_value(["0"]).run()  # few enough for points again
     assert not any("density" in shown(i.value) for i in at.info)
+
+
+def test_the_paper_picker_lists_5000_and_the_shared_paper(big_cache, monkeypatch):
+    """At 50,000 papers a select box of every title would send megabytes on each rerun."""
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(big_cache))
+    monkeypatch.chdir(ROOT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["corpus"] = "big"
+    at.run()
+    at.switch_page("pages/papers.py")
+    at.query_params.update({"corpus": "big", "paper": "syn-49999"})  # a shared link
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    picker = at.selectbox[0]
+    assert len(picker.options) == 5_001 and picker.value == "syn-49999"
+    assert "first 5,000 of 50,000 papers" in caption_text(at)
+    similar = next(d.value for d in at.dataframe if "similarity" in d.value.columns)
+    # The synthetic run's neighbours of paper i are papers i+1 .. i+10 (wrapping).
+    assert similar["title"].str.extract(r"paper (\d+) ")[0].astype(int).tolist() == list(range(10))

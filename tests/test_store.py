@@ -1,5 +1,6 @@
 import numpy as np
 import pandas as pd
+import pytest
 
 from explorer.view.store import (
     Filters,
@@ -227,3 +228,45 @@ def test_in_region_takes_boxes_and_lassos_by_the_even_odd_rule():
     assert not in_region(x, y, [], []).any()
     assert not in_region(x, y, [], [{"x": [0, 1], "y": [0, 1]}]).any()  # not a polygon
     assert not in_region(x, y, [{"x": [], "y": []}], []).any()  # a box without corners
+
+
+def test_neighbours_are_row_positions_best_first_whatever_the_table_order():
+    import pyarrow as pa
+
+    from explorer.view.store import Neighbours
+
+    ids = pa.array(["a", "b", "c", "d"])
+    table = pa.table(
+        {  # c's rows first, a row naming a paper the run lacks, d with no neighbours
+            "paper_id": ["c", "c", "a", "a", "b", "b"],
+            "neighbor_id": ["a", "b", "c", "gone", "a", "d"],
+            "similarity": np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4], dtype=np.float32),
+        }
+    )
+    near = Neighbours.of(ids, table)
+    rows, similarity = near.of_row(2)  # c
+    assert rows.tolist() == [0, 1] and similarity.tolist() == pytest.approx([0.9, 0.8])
+    assert near.of_row(0)[0].tolist() == [2]  # a: the unknown neighbour dropped
+    assert near.of_row(1)[0].tolist() == [0, 3]
+    assert near.of_row(3)[0].tolist() == []
+
+
+def test_shared_strings_equal_python_strings_and_share_repeated_values():
+    from explorer.view.ui.data import _shared_strings
+
+    column = pd.Series(["ICML", None, "NeurIPS", "ICML"] * 3, dtype="str", name="venue")
+    shared = _shared_strings(column)
+    pd.testing.assert_series_equal(shared, column.astype(object))
+    assert shared.iloc[0] is shared.iloc[3]  # one object per distinct value
+
+
+def test_semantic_scores_in_blocks_equal_one_product(monkeypatch):
+    from explorer.vectors import unit_float16
+    from explorer.view import search
+
+    vectors = unit_float16(np.random.default_rng(0).normal(size=(1000, 16)))
+    query = np.random.default_rng(1).normal(size=16)
+    whole = search.semantic_scores(vectors, query)
+    monkeypatch.setattr(search, "SCORE_BLOCK", 7)
+    # The same products, summed in another order by BLAS: equal to float32 rounding.
+    np.testing.assert_allclose(search.semantic_scores(vectors, query), whole, atol=1e-6)

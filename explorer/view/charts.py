@@ -26,6 +26,8 @@ from explorer.view.text import shorten
 # WebGL keeps tens of thousands of points interactive; above this many papers the map is a
 # density raster (`density_map`), and a selection's papers are drawn as points, up to this.
 MAX_MAP_POINTS = 50_000
+# Points on a paper's small topic map: its topic's papers, a sample above this.
+MINI_MAP_POINTS = 5_000
 # Bins per axis of the density raster: 200 x 200 counts are ~0.3 MB in the page, whatever
 # the number of papers.
 DENSITY_BINS = 200
@@ -488,9 +490,12 @@ def topic_area(trend: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
 
 
 def paper_in_topic(papers: pd.DataFrame, paper_id: str, colors: dict[str, str]) -> go.Figure:
-    """A small map of one topic's papers with the given paper highlighted."""
+    """A small map of one topic's papers (a fixed sample of MINI_MAP_POINTS above that) with
+    the given paper highlighted."""
     this = papers[papers["paper_id"] == paper_id]
     others = papers[papers["paper_id"] != paper_id]
+    if len(others) > MINI_MAP_POINTS:
+        others = others.sample(MINI_MAP_POINTS, random_state=0)
     topic = str(this["topic_id"].iloc[0]) if len(this) else OUTLIER_ID
     fig = go.Figure(
         [

@@ -23,6 +23,7 @@ import pandas as pd
 
 from explorer.artifacts import OUTLIER_ID, id_order
 from explorer.vectors import normalise_rows
+from explorer.view.search import SCORE_BLOCK
 
 # Present in a year: at least 0.5% of that year's papers (one paper in 200). Below it a
 # node is noise-level in that year, so moving across it reads as appearing or vanishing.
@@ -76,14 +77,20 @@ def incomparable(manifest_a: dict, manifest_b: dict) -> str | None:
 
 def topic_centroids(embeddings: np.ndarray, topic_ids: pd.Series) -> tuple[list[str], np.ndarray]:
     """Unit centroid of every real topic's papers (rows of `embeddings` follow `topic_ids`),
-    topics in numeric order."""
+    topics in numeric order. Summed block by block: the stored vectors are float16 and
+    memory-mapped, and widening a million of them at once would take 1.5 GB."""
     ids = sorted((t for t in topic_ids.unique() if t != OUTLIER_ID), key=id_order)
-    labels = topic_ids.to_numpy()
-    vectors = np.asarray(embeddings, dtype=np.float32)
-    centroids = np.stack([vectors[labels == t].mean(axis=0) for t in ids]) if ids else None
-    if centroids is None:
-        return [], np.empty((0, vectors.shape[1]), dtype=np.float32)
-    return ids, normalise_rows(centroids)
+    if not ids:
+        return [], np.empty((0, embeddings.shape[1]), dtype=np.float32)
+    codes = pd.Categorical(topic_ids, categories=ids).codes  # -1: outliers
+    sums = np.zeros((len(ids), embeddings.shape[1]), dtype=np.float64)
+    for start in range(0, len(codes), SCORE_BLOCK):
+        block = np.asarray(embeddings[start : start + SCORE_BLOCK], dtype=np.float32)
+        order = np.argsort(codes[start : start + SCORE_BLOCK], kind="stable")
+        present, first = np.unique(codes[start : start + SCORE_BLOCK][order], return_index=True)
+        totals = np.add.reduceat(block[order], first, axis=0)
+        sums[present[present >= 0]] += totals[present >= 0]
+    return ids, normalise_rows(sums.astype(np.float32))
 
 
 def match_topics(

@@ -10,12 +10,20 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import streamlit as st
 
 from explorer import artifacts, curation
 from explorer.errors import ArtifactError
 from explorer.view.map_layout import HIDDEN_COLOR, node_colors
-from explorer.view.store import Filters, available_levels, filter_mask, search_haystack
+from explorer.view.store import (
+    Filters,
+    Neighbours,
+    available_levels,
+    filter_mask,
+    search_haystack,
+)
 from explorer.view.text import md
 from explorer.view.ui import state
 
@@ -62,7 +70,7 @@ class RunData:
     papers: pd.DataFrame
     topics: pd.DataFrame
     doc_topics: pd.DataFrame
-    neighbors: pd.DataFrame
+    neighbors: Neighbours
     hierarchy: pd.DataFrame
     keywords: pd.DataFrame
     vocab: pd.DataFrame
@@ -70,7 +78,7 @@ class RunData:
     topic_similarity: np.ndarray
     doc_terms_indptr: np.ndarray
     doc_terms_indices: np.ndarray
-    embeddings: np.ndarray  # unit-length float16, row i = papers row i
+    embeddings: np.ndarray  # unit-length float16, row i = papers row i; memory-mapped
     built_papers: pd.DataFrame  # the papers as built, before curation (what edits record)
     curation: tuple  # the overlay's version (curation.version) these tables include
     unmatched: tuple[dict, ...]  # curation changes whose nodes this run does not have
@@ -78,10 +86,11 @@ class RunData:
     views: Memo = field(default_factory=lambda: Memo(VIEW_MEMO_ENTRIES), repr=False, compare=False)
 
     def row_of(self, paper_ids) -> np.ndarray:
-        """Row positions (into the doc-term matrix) of the given papers."""
-        index = pd.Index(self.papers["paper_id"])
-        rows = index.get_indexer(list(paper_ids))
-        return rows[rows >= 0]
+        """Row positions (into the papers table, the doc-term matrix and the embeddings) of
+        the given papers; ids not in the run are left out."""
+        rows = self.memo.get("paper index", lambda: pd.Index(self.papers["paper_id"]))
+        found = rows.get_indexer(list(paper_ids))
+        return found[found >= 0]
 
 
 # cache_resource, not cache_data: the frames are immutable and shared, and a per-rerun
@@ -90,10 +99,20 @@ class RunData:
 def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, dict, dict, dict]:
     """A run's tables and arrays as built (verified against its manifest)."""
     run = artifacts.open_run(Path(cache_dir), corpus, run_id)
-    tables = {name: run.table(name) for name in artifacts.TABLES}
+    tables = {name: run.table(name) for name in artifacts.TABLES if name != "neighbors"}
     tables["papers"] = _python_strings(tables["papers"])
-    arrays = {name: run.array(name) for name in artifacts.ARRAYS}
+    tables["neighbors"] = _neighbours(run, tables["papers"])
+    arrays = {name: run.array(name) for name in artifacts.ARRAYS if name != "embeddings"}
+    arrays["embeddings"] = run.array("embeddings", mapped=True)  # only semantic search reads it
     return run.run_id, run.manifest, tables, arrays
+
+
+def _neighbours(run: artifacts.Run, papers: pd.DataFrame) -> Neighbours:
+    """The similar-papers table as row positions, reading only the three columns needed."""
+    table = pq.read_table(
+        run.path / "neighbors.parquet", columns=["paper_id", "neighbor_id", "similarity"]
+    )
+    return Neighbours.of(pa.array(papers["paper_id"], type=pa.string()), table)
 
 
 @st.cache_resource(show_spinner="Applying curation…", max_entries=4)
@@ -121,7 +140,15 @@ def _python_strings(frame: pd.DataFrame) -> pd.DataFrame:
     and taking Arrow string columns (abstracts above all) was the largest part of a map
     rerun (17% at 3,000 papers); taking object columns moves pointers only."""
     text = [c for c in frame.columns if isinstance(frame[c].dtype, pd.StringDtype)]
-    return frame.astype(dict.fromkeys(text, object))
+    return frame.assign(**{c: _shared_strings(frame[c]) for c in text})
+
+
+def _shared_strings(column: pd.Series) -> pd.Series:
+    """`column` as Python strings, one object per distinct value: venue, status, labels and
+    ids repeat on every row, and a million separate copies of them cost ~500 MB."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    values = np.asarray(uniques.astype(object))[codes]
+    return pd.Series(values, index=column.index, dtype=object, name=column.name)
 
 
 def cache_dir() -> Path:

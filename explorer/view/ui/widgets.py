@@ -209,7 +209,7 @@ def paper_table(
     """
     sent = _capped(papers, key) if len(papers) > TABLE_ROWS else papers
     table = sent.loc[:, list(columns)].copy()
-    table.insert(0, "open", detail_links(data).loc[sent.index].to_numpy())
+    table.insert(0, "open", detail_links(sent["paper_id"], data.corpus))
     st.dataframe(
         table,
         key=key,
@@ -324,17 +324,11 @@ def query_select(
     return choice
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _links(corpus: str, run_id: str, _papers: pd.DataFrame) -> pd.Series:
+def detail_links(paper_ids: pd.Series, corpus: str) -> list[str]:
+    """Detail links of the papers a table sends (at most TABLE_ROWS): built per table, as
+    every paper's link held for the run would cost ~150 MB at a million papers."""
     prefix = detail_link("", corpus)
-    links = [prefix + quote_plus(p) for p in _papers["paper_id"]]
-    return pd.Series(links, index=_papers.index, dtype=object)  # taken per table: see data.py
-
-
-def detail_links(data: RunData) -> pd.Series:
-    """Every paper's detail link, by row: built once per run, then sliced (one urlencode
-    per row cost 0.3 s per table at 50,000 papers)."""
-    return _links(data.corpus, data.run_id, data.papers)
+    return [prefix + quote_plus(p) for p in paper_ids]
 
 
 def detail_link(paper_id: str, corpus: str) -> str:
