@@ -62,6 +62,7 @@ topic = (
         ids,
         state.TOPIC_DETAIL,
         format_func=topic_name(topics),
+        first_by_default=True,  # the picker names the topic shown below, never blank
         version=data.curation or None,
     )
     or ids[0]

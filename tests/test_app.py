@@ -76,6 +76,8 @@ def test_topics_page_detail_follows_the_picked_topic(app, seed_run):
     topics = seed_run.table("topics")
     assert len(at.dataframe[0].value) == int((topics.topic_id != "-1").sum())
     first = texts(at)
+    assert at.selectbox(key="topic_pick").value == "0"  # names the topic shown, not blank
+    assert at.query_params["topic"] == "0"  # and the URL shares it
     at.selectbox(key="topic_pick").set_value("1").run()
     label = topics.set_index("topic_id").loc["1", "label"]
     assert f"Topic 1: {label}" in texts(at) and texts(at) != first
