@@ -135,22 +135,21 @@ def full(repeats: int, scale: bool, skip_quick: bool = False) -> None:
         write_results("cold-scale", builds.cold(builds.scale_inputs(), "scale", 1))
         print("Cold builds, every real abstract (~23k): ours vs stock…", flush=True)
         write_results("cold-real", builds.cold(builds.real_inputs(), "real", 1))
-    print("Embedding every real abstract with each engine (local, Ray)…", flush=True)
-    result = run_child([sys.executable, "-m", "bench.engines"])
-    if result.returncode != 0:
-        sys.exit(f"engine benchmark failed:\n{result.stderr[-3000:]}")
-    print("Fitting on a sample vs fitting every paper (~23k abstracts)…", flush=True)
-    result = run_child([sys.executable, "-m", "bench.sample_fit"])
-    if result.returncode != 0:
-        sys.exit(f"sample-fit benchmark failed:\n{result.stderr[-3000:]}")
-    print("100,000 papers from the real vectors, built and served…", flush=True)
-    result = run_child([sys.executable, "-m", "bench.scale100k"])
-    if result.returncode != 0:
-        sys.exit(f"100k benchmark failed:\n{result.stderr[-3000:]}")
-    print("Topic quality at every level vs stock (three mixes and WWW 2025)…", flush=True)
-    result = run_child([sys.executable, "-m", "bench.quality"])
-    if result.returncode != 0:
-        sys.exit(f"quality benchmark failed:\n{result.stderr[-3000:]}")
+    for module, what in FULL_MODULES:
+        print(f"{what}…", flush=True)
+        result = run_child([sys.executable, "-m", module])
+        if result.returncode != 0:
+            sys.exit(f"{module} failed:\n{result.stderr[-3000:]}")
+
+
+# The parts of `full` that run as a module of their own, in order: the sample fit reuses
+# the vectors the engines part cached, and the 100k build those of the sample fit.
+FULL_MODULES = (
+    ("bench.engines", "Embedding every real abstract with each engine (local, Ray)"),
+    ("bench.sample_fit", "Fitting on a sample vs fitting every paper (~23k abstracts)"),
+    ("bench.scale100k", "100,000 papers from the real vectors, built and served"),
+    ("bench.quality", "Topic quality at every level vs stock (three mixes and WWW 2025)"),
+)
 
 
 def _load(name: str) -> dict | None:

@@ -82,12 +82,16 @@ if paper_id:
     )
     left, right = st.columns([3, 2])
     left.dataframe(dist[["rank", "topic_id", "label", "score"]], hide_index=True)
-    same_topic = data.papers[data.papers["topic_id"] == paper["topic_id"]]
+    # Only what the small map draws: a topic can hold ~400,000 of a million papers.
+    same_topic = data.papers.loc[
+        data.papers["topic_id"] == paper["topic_id"], ["paper_id", "topic_id", "x", "y", "title"]
+    ]
     right.plotly_chart(charts.paper_in_topic(same_topic, paper_id, colors(data)), key="paper_map")
     rows, similarity = data.neighbors.of_row(row)
-    similar = data.papers.iloc[rows].assign(similarity=similarity)
     st.markdown("**Most similar papers**")
-    similar = similar.assign(open=detail_links(similar["paper_id"], data.corpus))
+    similar = data.papers.iloc[rows].assign(
+        similarity=similarity, open=detail_links(data.papers["paper_id"].iloc[rows], data.corpus)
+    )
     st.dataframe(
         similar[["open", "similarity", "title", "venue", "year", "topic_label"]],
         hide_index=True,
