@@ -47,12 +47,14 @@ CORPUS = "scale100k"
 
 def perturbed_corpus(papers, vectors: np.ndarray, n: int) -> tuple[list[dict], np.ndarray]:
     """`n` records (copies of `papers`, as documented above) and their unit vectors."""
+    from explorer.vectors import normalise_rows
+
     rows, out = [], []
     copies = -(-n // len(papers))
     for c in range(copies):
         noise = np.random.default_rng(c).normal(scale=NOISE, size=vectors.shape)
         moved = vectors if c == 0 else vectors + noise.astype(np.float32)
-        out.append(moved / np.linalg.norm(moved, axis=1, keepdims=True))
+        out.append(normalise_rows(moved))
         suffix = "" if c == 0 else f" [copy {c}]"
         for p in papers:
             rows.append({

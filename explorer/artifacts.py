@@ -156,7 +156,16 @@ class Run:
     manifest: dict
 
     def table(self, name: str, columns: list[str] | None = None) -> pd.DataFrame:
-        return pd.read_parquet(self.path / f"{name}.parquet", columns=columns)
+        return pd.read_parquet(self._parquet(name), columns=columns)
+
+    def arrow(self, name: str, columns: list[str] | None = None):  # -> pyarrow.Table
+        """A table as Arrow, for a reader that never needs it as a DataFrame."""
+        import pyarrow.parquet as pq
+
+        return pq.read_table(self._parquet(name), columns=columns)
+
+    def _parquet(self, name: str) -> Path:
+        return self.path / f"{name}.parquet"
 
     def array(self, name: str, *, mapped: bool = False) -> np.ndarray:
         """`mapped`: memory-mapped read-only, so a large array (a million papers' vectors,

@@ -136,12 +136,13 @@ def test_topic_centroids_in_blocks_equal_the_mean_of_each_topic(monkeypatch):
     import numpy as np
     import pandas as pd
 
+    from explorer import vectors as V
     from explorer.vectors import normalise_rows, unit_float16
     from explorer.view import compare
 
     vectors = unit_float16(np.random.default_rng(0).normal(size=(500, 8)))
     topics = pd.Series(np.random.default_rng(1).choice(["-1", "0", "1", "10", "2"], 500))
-    monkeypatch.setattr(compare, "SCORE_BLOCK", 37)  # blocks that split every topic
+    monkeypatch.setattr(V, "ROW_BLOCK", 37)  # blocks that split every topic
     ids, centroids = compare.topic_centroids(vectors, topics)
     assert ids == ["0", "1", "2", "10"]
     wide = vectors.astype(np.float32)

@@ -122,3 +122,17 @@ def test_ids_sort_numerically_and_degenerate_maps_place_no_labels():
     (x0, x1), (y0, y1) = map_extent(pd.DataFrame({"x": [1e9], "y": [-3.0]}))
     assert x1 > x0 and y1 > y0  # one paper far from 0 still gets a plot
     assert place_labels([Label(1.0, 1.0, "a", "topic")], (1.0, 1.0), (0.0, 1.0)) == []
+
+
+def test_centroids_are_each_groups_unit_mean_whatever_the_blocks(monkeypatch):
+    from explorer import vectors as V
+
+    rng = np.random.default_rng(4)
+    unit = V.normalise_rows(rng.normal(size=(300, 8))).astype(np.float32)
+    for labels, groups in (
+        (rng.integers(-1, 4, 300), [2, 0, 3, 1]),  # ints, outliers (-1) in no group
+        (rng.choice(np.array(["", "0.1", "0.0"], dtype=object), 300), ["0.0", "0.1"]),
+    ):
+        expected = V.normalise_rows(np.stack([unit[labels == g].mean(axis=0) for g in groups]))
+        monkeypatch.setattr(V, "ROW_BLOCK", 23)  # blocks that split every group
+        np.testing.assert_allclose(V.centroids(unit, labels, groups), expected, atol=1e-6)

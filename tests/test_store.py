@@ -261,12 +261,12 @@ def test_shared_strings_equal_python_strings_and_share_repeated_values():
 
 
 def test_semantic_scores_in_blocks_equal_one_product(monkeypatch):
-    from explorer.vectors import unit_float16
+    from explorer import vectors as V
     from explorer.view import search
 
-    vectors = unit_float16(np.random.default_rng(0).normal(size=(1000, 16)))
+    vectors = V.unit_float16(np.random.default_rng(0).normal(size=(1000, 16)))
     query = np.random.default_rng(1).normal(size=16)
     whole = search.semantic_scores(vectors, query)
-    monkeypatch.setattr(search, "SCORE_BLOCK", 7)
+    monkeypatch.setattr(V, "ROW_BLOCK", 7)
     # The same products, summed in another order by BLAS: equal to float32 rounding.
     np.testing.assert_allclose(search.semantic_scores(vectors, query), whole, atol=1e-6)

@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.artifacts import OUTLIER_ID, id_order
-from explorer.vectors import normalise_rows
-from explorer.view.search import SCORE_BLOCK
+from explorer.vectors import coded_centroids
 
 # Present in a year: at least 0.5% of that year's papers (one paper in 200). Below it a
 # node is noise-level in that year, so moving across it reads as appearing or vanishing.
@@ -77,20 +76,11 @@ def incomparable(manifest_a: dict, manifest_b: dict) -> str | None:
 
 def topic_centroids(embeddings: np.ndarray, topic_ids: pd.Series) -> tuple[list[str], np.ndarray]:
     """Unit centroid of every real topic's papers (rows of `embeddings` follow `topic_ids`),
-    topics in numeric order. Summed block by block: the stored vectors are float16 and
-    memory-mapped, and widening a million of them at once would take 1.5 GB."""
+    topics in numeric order (`coded_centroids`: a million memory-mapped float16 vectors
+    are widened block by block, never all at once)."""
     ids = sorted((t for t in topic_ids.unique() if t != OUTLIER_ID), key=id_order)
-    if not ids:
-        return [], np.empty((0, embeddings.shape[1]), dtype=np.float32)
     codes = pd.Categorical(topic_ids, categories=ids).codes  # -1: outliers
-    sums = np.zeros((len(ids), embeddings.shape[1]), dtype=np.float64)
-    for start in range(0, len(codes), SCORE_BLOCK):
-        block = np.asarray(embeddings[start : start + SCORE_BLOCK], dtype=np.float32)
-        order = np.argsort(codes[start : start + SCORE_BLOCK], kind="stable")
-        present, first = np.unique(codes[start : start + SCORE_BLOCK][order], return_index=True)
-        totals = np.add.reduceat(block[order], first, axis=0)
-        sums[present[present >= 0]] += totals[present >= 0]
-    return ids, normalise_rows(sums.astype(np.float32))
+    return ids, coded_centroids(embeddings, np.asarray(codes, dtype=np.int64), len(ids))
 
 
 def match_topics(

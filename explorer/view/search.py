@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.vectors import float32_blocks
+
 _TOKEN = re.compile(r"\w\w+")
 # Words that carry no topic in a paper abstract; TF-IDF down-weights the rest of the
 # common ones by itself.
@@ -138,18 +140,13 @@ def lexical_scores(index: LexicalIndex, query: str) -> np.ndarray:
     return scores / (index.doc_norm * query_norm)
 
 
-SCORE_BLOCK = 65_536  # rows of vectors widened to float32 at a time (96 MB at 384 dims)
-
-
 def semantic_scores(unit_embeddings: np.ndarray, query_vector: np.ndarray) -> np.ndarray:
     """Cosine similarity of every paper to the query (paper vectors are stored unit-length)."""
     query = np.asarray(query_vector, dtype=np.float32).ravel()
     query = query / max(float(np.linalg.norm(query)), 1e-12)
     scores = np.empty(len(unit_embeddings), dtype=np.float32)
-    # In blocks: a million float16 vectors widened at once would take 1.5 GB for a moment.
-    for start in range(0, len(unit_embeddings), SCORE_BLOCK):
-        block = unit_embeddings[start : start + SCORE_BLOCK]
-        scores[start : start + len(block)] = block.astype(np.float32) @ query
+    for start, block in float32_blocks(unit_embeddings):
+        scores[start : start + len(block)] = block @ query
     return scores
 
 

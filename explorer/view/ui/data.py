@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import streamlit as st
 
 from explorer import artifacts, curation
@@ -109,9 +108,7 @@ def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, dict, dict, d
 
 def _neighbours(run: artifacts.Run, papers: pd.DataFrame) -> Neighbours:
     """The similar-papers table as row positions, reading only the three columns needed."""
-    table = pq.read_table(
-        run.path / "neighbors.parquet", columns=["paper_id", "neighbor_id", "similarity"]
-    )
+    table = run.arrow("neighbors", columns=["paper_id", "neighbor_id", "similarity"])
     return Neighbours.of(pa.array(papers["paper_id"], type=pa.string()), table)
 
 
