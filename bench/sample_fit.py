@@ -1,29 +1,42 @@
 """Fitting on a sample against fitting every paper, on the real abstracts of
 ../shared/data/paperlists (about 23,400), where both run on this machine.
 
-    python -m bench.sample_fit [--sizes 5000,10000,20000]
+    python -m bench.sample_fit [--sizes 5000,10000,20000,22000,23000]
 
-Topics are compared at the topic level (the partition: UMAP 5-D, HDBSCAN, outliers joined
-to their nearest topic), as `explorer build` makes it:
+Every fit is made as `explorer build` makes it: UMAP 5-D, HDBSCAN, outliers joined to their
+nearest topic, then the levels (large or heterogeneous topics split into subtopics). Papers
+are compared at two levels:
+
+- **leaf** (the issue's measure): a paper's subtopic where its topic is split, else its topic;
+  the finest level the dashboard shows.
+- **topic**: the partition alone, before the levels. Its ARI is dominated by the largest
+  topic (ARI counts pairs, and a topic of 2,600 papers holds most of them), so it mostly says
+  whether two fits agree on that one topic; the leaf level weighs the hundred others.
+
+What is compared:
 
 - **Full fits** with seeds 42 to 49: how much a full fit agrees with another full fit, over
   all 28 pairs (their mean ARI is the target). One reference alone misleads: a full fit
   can sit apart from the others (seeds 42 and 44 split the largest topic, of about 2,600
-  papers, that the other six keep whole, and agree with them at a mean ARI of 0.62-0.64).
+  papers, that the other six keep whole, and agree with them at a topic-level ARI of
+  0.62-0.64).
 - **Sample fits:** for each size, a stratified sample drawn and fitted with seeds 42 to 47,
-  every other paper assigned as a build assigns it (`assign`: a vote of its 15 most similar
-  sampled papers); each compared with every full fit.
+  every other paper assigned as a build assigns it (`assign`: the topic its 15 most similar
+  sampled papers vote for, the nearest subtopic); each compared with every full fit. The
+  two largest sizes, 22,000 and 23,000 (94% and 99% of the papers), are not sizes a build
+  would sample at: they tell how far the fit moves when only a few papers are left out.
+  What a sample fit changes is the papers the fit sees, which a reseed never changes.
 - **As good as a reseed:** each full fit cut down to the sample and its other papers
-  assigned by the same vote, compared with the seven other full fits (each fit's mean too).
+  assigned by the same rules, compared with the seven other full fits (each fit's mean too).
   A sample fit that found, among the sampled papers, exactly the topics of a full fit with
   its own seed would score this on average; it is the level a sample fit reaches when the
-  only loss is the vote. The cut fit is also compared with the full fit it was cut from:
-  what the vote alone loses.
+  only loss is the assignment. The cut fit is also compared with the full fit it was cut
+  from: what the assignment alone loses.
 
-Measured the same way for all: the adjusted Rand index of the topic assignments, and the
-share of papers whose topic matches once topics are paired one to one (Hungarian, on
-overlap). The vectors come from the embedding cache (bench/engines.py's local run fills it;
-what it lacks is embedded here first).
+Measured the same way for all: the adjusted Rand index of the assignments, and the share of
+papers whose leaf (topic) matches once leaves are paired one to one (Hungarian, on overlap).
+The vectors come from the embedding cache (bench/engines.py's local run fills it; what it
+lacks is embedded here first).
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,6 +64,26 @@ def matched_share(a: np.ndarray, b: np.ndarray) -> float:
 
 SEEDS = tuple(range(42, 50))  # the full fits
 SAMPLE_SEEDS = tuple(range(42, 48))  # each sample is drawn and fitted with these seeds
+LEVELS = ("leaf", "topic")  # the first is the issue's measure, the one judged
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Every paper's topic and subtopic ("" where its topic is not split)."""
+
+    topics: np.ndarray
+    subtopics: np.ndarray
+
+    def at(self, level: str) -> np.ndarray:
+        """Each paper's group at `level`, as integer codes."""
+        if level == "topic":
+            return self.topics
+        leaves = np.where(self.subtopics != "", self.subtopics, self.topics.astype(str))
+        return np.unique(leaves.astype(str), return_inverse=True)[1]
+
+    def count(self, level: str) -> int:
+        groups = self.at(level)
+        return len(set(groups[self.topics != -1].tolist()))
 
 
 def _summary(pairs: list[dict]) -> dict:
@@ -65,19 +99,6 @@ def _summary(pairs: list[dict]) -> dict:
     }
 
 
-def _each(full: dict[int, np.ndarray], seed: int) -> dict:
-    """One full fit's mean ARI with the other full fits, and its largest topic's size: the
-    fits that sit apart are the ones that split the largest topic."""
-    from sklearn.metrics import adjusted_rand_score
-
-    own = full[seed]
-    others = [adjusted_rand_score(own, f) for s, f in full.items() if s != seed]
-    return {
-        "mean_ari_to_others": round(float(np.mean(others)), 4),
-        "largest_topic": int(np.bincount(own[own != -1]).max()),
-    }
-
-
 def agreement(a: np.ndarray, b: np.ndarray) -> dict:
     from sklearn.metrics import adjusted_rand_score
 
@@ -87,13 +108,38 @@ def agreement(a: np.ndarray, b: np.ndarray) -> dict:
     }
 
 
+def compare(a: Fit, b: Fit) -> dict[str, dict]:
+    """Agreement of two fits at each level."""
+    return {level: agreement(a.at(level), b.at(level)) for level in LEVELS}
+
+
+def _by_level(pairs: list[dict[str, dict]]) -> dict[str, dict]:
+    return {level: _summary([p[level] for p in pairs]) for level in LEVELS}
+
+
+def _mean_by_level(pairs: list[dict[str, dict]]) -> dict[str, float]:
+    return {level: round(float(np.mean([p[level]["ari"] for p in pairs])), 4) for level in LEVELS}
+
+
+def _each(full: dict[int, Fit], seed: int) -> dict:
+    """One full fit's mean ARI with the other full fits, and its largest topic's size: the
+    fits that sit apart are the ones that split the largest topic."""
+    own = full[seed]
+    others = [compare(own, f) for s, f in full.items() if s != seed]
+    return {
+        "mean_ari_to_others": _mean_by_level(others),
+        "largest_topic": int(np.bincount(own.topics[own.topics != -1]).max()),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="5000,10000,20000")
+    parser.add_argument("--sizes", default="5000,10000,20000,22000,23000")
     args = parser.parse_args()
     require_shared(PAPERLISTS)
     from explorer.build.assign import Reference, assign_rows
     from explorer.build.embed import DEFAULT_MODEL, embed_texts, resolve_precision
+    from explorer.build.levels import build_levels
     from explorer.build.pipeline import prepare_environment
     from explorer.build.projection import knn_graph
     from explorer.build.sample import sample_params, stratified_sample
@@ -115,57 +161,66 @@ def main() -> None:
     unit = normalise_rows(vectors)
     seconds: dict[str, float] = {}
 
-    def fit(rows: np.ndarray, seed: int, name: str):
+    def fit(rows: np.ndarray, seed: int, name: str) -> Fit:
+        """Topics and levels of the papers `rows`, as a build fits them."""
         start = time.perf_counter()
         params = sample_params(len(papers), len(rows), min_topic_size=None, seed=seed)
         graph = knn_graph(vectors[rows], params.n_neighbors)
         part = partition(vectors[rows], graph, params, cache)
+        levels = build_levels(
+            vectors[rows], part.labels, min_topic_size=params.min_topic_size, seed=seed,
+            cache_root=cache,
+        )  # fmt: skip
         seconds[name] = round(time.perf_counter() - start, 1)
-        return part
+        return Fit(part.labels, levels.subtopic.astype(str))
 
-    def extended(rows: np.ndarray, fitted: np.ndarray) -> np.ndarray:
-        """Every paper's topic: the sampled papers' as fitted, the others' by the vote."""
-        labels = np.empty(len(papers), dtype=np.int64)
-        labels[rows] = fitted
+    def extended(rows: np.ndarray, fitted: Fit) -> Fit:
+        """Every paper's topic and subtopic: the sampled papers' as fitted, the others'
+        assigned to them."""
+        topics = np.empty(len(papers), dtype=np.int64)
+        subtopics = np.empty(len(papers), dtype=object)
+        topics[rows], subtopics[rows] = fitted.topics, fitted.subtopics
         rest = np.setdiff1d(np.arange(len(papers)), rows)
-        none = np.array([""] * len(rows), dtype=object)
-        ref = Reference(unit[rows], fitted, none, np.zeros((len(rows), 2)))
-        labels[rest] = assign_rows(ref, unit[rest])[0]
-        return labels
+        ref = Reference(unit[rows], fitted.topics, fitted.subtopics, np.zeros((len(rows), 2)))
+        topics[rest], subtopics[rest], _ = assign_rows(ref, unit[rest])
+        return Fit(topics, subtopics.astype(str))
+
+    def cut(fitted: Fit, rows: np.ndarray) -> Fit:
+        return Fit(fitted.topics[rows], fitted.subtopics[rows])
 
     everything = np.arange(len(papers))
-    full = {seed: fit(everything, seed, f"full seed {seed}").labels for seed in SEEDS}
-    pairs = [agreement(full[a], full[b]) for i, a in enumerate(SEEDS) for b in SEEDS[i + 1 :]]
+    full = {seed: fit(everything, seed, f"full seed {seed}") for seed in SEEDS}
+    pairs = [compare(full[a], full[b]) for i, a in enumerate(SEEDS) for b in SEEDS[i + 1 :]]
     result = {
         "papers": len(papers),
-        "full_fits": {"seeds": list(SEEDS), **_summary(pairs)},
-        "full_topics": sorted({int(len(set(f.tolist()) - {-1})) for f in full.values()}),
+        "levels": list(LEVELS),
+        "full_fits": {"seeds": list(SEEDS), **_by_level(pairs)},
+        "full_counts": {level: sorted({f.count(level) for f in full.values()}) for level in LEVELS},
         "full_each": {str(s): _each(full, s) for s in SEEDS},
         "samples": {},
     }
     for size in (int(s) for s in args.sizes.split(",")):
-        compared, topics, itself = [], [], []
+        compared, counts, itself = [], {level: [] for level in LEVELS}, []
         reseed: dict[int, list[dict]] = {s: [] for s in SEEDS}
         for seed in SAMPLE_SEEDS:
             rows = stratified_sample(papers, size, seed=seed)
-            part = fit(rows, seed, f"sample {size} seed {seed}")
+            fitted = fit(rows, seed, f"sample {size} seed {seed}")
             start = time.perf_counter()
-            labels = extended(rows, part.labels)
+            whole = extended(rows, fitted)
             seconds[f"assign {size} seed {seed}"] = round(time.perf_counter() - start, 1)
-            compared += [agreement(labels, f) for f in full.values()]
-            topics.append(int(len(set(part.labels.tolist()) - {-1})))
+            compared += [compare(whole, f) for f in full.values()]
+            for level in LEVELS:
+                counts[level].append(fitted.count(level))
             start = time.perf_counter()
-            for own, cut in ((s, extended(rows, full[s][rows])) for s in SEEDS):
-                reseed[own] += [agreement(cut, full[o]) for o in SEEDS if o != own]
-                itself.append(agreement(cut, full[own]))
+            for own, cut_fit in ((s, extended(rows, cut(full[s], rows))) for s in SEEDS):
+                reseed[own] += [compare(cut_fit, full[o]) for o in SEEDS if o != own]
+                itself.append(compare(cut_fit, full[own]))
             seconds[f"cut full fits {size} seed {seed}"] = round(time.perf_counter() - start, 1)
         result["samples"][str(size)] = {
-            "seeds": list(SAMPLE_SEEDS), **_summary(compared), "topics": topics,
-            "as_good_as_a_reseed": _summary([p for by_fit in reseed.values() for p in by_fit]),
-            "as_good_as_a_reseed_by_fit": {
-                str(s): round(float(np.mean([p["ari"] for p in reseed[s]])), 4) for s in SEEDS
-            },
-            "cut_vs_own_fit": _summary(itself),
+            "seeds": list(SAMPLE_SEEDS), **_by_level(compared), "counts": counts,
+            "as_good_as_a_reseed": _by_level([p for by_fit in reseed.values() for p in by_fit]),
+            "as_good_as_a_reseed_by_fit": {str(s): _mean_by_level(reseed[s]) for s in SEEDS},
+            "cut_vs_own_fit": _by_level(itself),
         }  # fmt: skip
     result["seconds"] = seconds
     write_results("sample-fit", result)
