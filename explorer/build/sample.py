@@ -3,8 +3,8 @@
 UMAP and HDBSCAN over every paper do not scale to millions on one node. Above
 `SAMPLE_ABOVE` papers (`--sample-above`, 0: never) a build fits its topics, levels, labels
 and 2-D map on a stratified sample of `SAMPLE_SIZE` papers (`--sample-size`), then assigns
-every other paper by the rules `--keep-topics` uses (explorer/build/assign.py: nearest topic
-centroid above the fit's outlier threshold, nearest subtopic, a place among its most similar
+every other paper by the rules `--keep-topics` uses (explorer/build/assign.py: the topic its
+most similar sampled papers vote for, the nearest subtopic, a place among its most similar
 sampled papers), in parallel batches: a process pool, or Ray tasks under `--engine ray`.
 
 The sample is stratified by (venue, year), each stratum getting its share of the sample
