@@ -47,6 +47,7 @@ import argparse
 import shutil
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -76,12 +77,15 @@ class Fit:
     topics: np.ndarray
     subtopics: np.ndarray
 
-    def at(self, level: str) -> np.ndarray:
-        """Each paper's group at `level`, as integer codes."""
-        if level == "topic":
-            return self.topics
+    @cached_property
+    def leaves(self) -> np.ndarray:
+        """Each paper's leaf as an integer code, derived once: a fit is compared many times."""
         leaves = np.where(self.subtopics != "", self.subtopics, self.topics.astype(str))
         return np.unique(leaves, return_inverse=True)[1]
+
+    def at(self, level: str) -> np.ndarray:
+        """Each paper's group at `level`, as integer codes."""
+        return self.topics if level == "topic" else self.leaves
 
     def count(self, level: str) -> int:
         """How many topics (leaves) the fit has, outliers not counted."""
@@ -126,14 +130,15 @@ def _mean_by_level(pairs: list[dict[str, dict]]) -> dict[str, float]:
     return {level: round(float(np.mean([p[level]["ari"] for p in pairs])), 4) for level in LEVELS}
 
 
-def _each(full: dict[int, Fit], seed: int) -> dict:
-    """One full fit's mean ARI with the other full fits, and its largest topic's size: at the
-    topic level, the fits that sit apart are the ones that split the largest topic."""
-    own = full[seed]
-    others = [compare(own, f) for s, f in full.items() if s != seed]
+def _each(full: dict[int, Fit], pairs: dict[tuple[int, int], dict], seed: int) -> dict:
+    """One full fit's mean ARI with the other full fits (from the compared `pairs`), and its
+    largest topic's size: at the topic level, the fits that sit apart are the ones that
+    split the largest topic."""
+    own = full[seed].topics
+    others = [compared for pair, compared in pairs.items() if seed in pair]
     return {
         "mean_ari_to_others": _mean_by_level(others),
-        "largest_topic": int(np.bincount(own.topics[own.topics != -1]).max()),
+        "largest_topic": int(np.bincount(own[own != -1]).max()),
     }
 
 
@@ -195,13 +200,13 @@ def main() -> None:
 
     everything = np.arange(len(papers))
     full = {seed: fit(everything, seed, f"full seed {seed}") for seed in SEEDS}
-    pairs = [compare(full[a], full[b]) for i, a in enumerate(SEEDS) for b in SEEDS[i + 1 :]]
+    pairs = {(a, b): compare(full[a], full[b]) for i, a in enumerate(SEEDS) for b in SEEDS[i + 1 :]}
     result = {
         "papers": len(papers),
         "levels": list(LEVELS),
-        "full_fits": {"seeds": list(SEEDS), **_by_level(pairs)},
+        "full_fits": {"seeds": list(SEEDS), **_by_level(list(pairs.values()))},
         "full_counts": {level: sorted({f.count(level) for f in full.values()}) for level in LEVELS},
-        "full_each": {str(s): _each(full, s) for s in SEEDS},
+        "full_each": {str(s): _each(full, pairs, s) for s in SEEDS},
         "samples": {},
     }
     for size in (int(s) for s in args.sizes.split(",")):
