@@ -1,11 +1,25 @@
-"""Shared fixtures: tiny input files written by the tests, and one real build of the seed corpus."""
+"""Shared fixtures: tiny input files written by the tests, and real builds of the seed
+corpus and of a corpus with planted topics.
+
+Every real build the tests make uses BUILD_SEED: EXPLORER_TEST_SEED (read by the tests
+only, never by the program), by default the program's own default seed. `build_config`
+and `SEED_ARGS` carry it into in-process builds and command lines; a guard (below) fails
+any test whose build runs with another seed, and any build in a test not marked
+`realbuild`. Run the real builds under another seed with
+`EXPLORER_TEST_SEED=7 pytest -m realbuild`: no test may depend on how one seed (or one
+host's rounding) happened to group the papers.
+"""
 
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from explorer.build.topics import DEFAULT_SEED
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_DIR = ROOT / "data" / "icml2025"
@@ -15,19 +29,131 @@ SHARED = ROOT.parent / "shared" / "data"
 os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / "cache" / "numba"))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+SEED_ENV = "EXPLORER_TEST_SEED"
+BUILD_SEED = int(os.environ.get(SEED_ENV) or DEFAULT_SEED)
+SEED_ARGS = ("--seed", str(BUILD_SEED))  # for `explorer build` command lines
+# Session fixtures that hold a real build: a test using any of them is marked `realbuild`.
+REAL_BUILD_FIXTURES = {"seed_cache", "planted_cache"}
+
+
+def build_config(name: str, inputs, **options):
+    """A BuildConfig for a test's real build: BUILD_SEED unless a test names another."""
+    from explorer.build.pipeline import BuildConfig
+
+    options.setdefault("seed", BUILD_SEED)
+    return BuildConfig(name=name, inputs=tuple(str(i) for i in inputs), **options)
+
+
+# --- the seed guard ----------------------------------------------------------------------
+
+
+class SeedGuardError(AssertionError):
+    """A build a test made with another seed than BUILD_SEED, or outside `realbuild`."""
+
+
+_current: dict[str, pytest.Item | None] = {"item": None}
+
+
+def _allowed_seeds(item: pytest.Item | None) -> set[int]:
+    """BUILD_SEED, and any seeds a test names with @pytest.mark.build_seeds(...)."""
+    seeds = {BUILD_SEED}
+    if item is not None:
+        for mark in item.iter_markers("build_seeds"):
+            seeds |= set(mark.args)
+    return seeds
+
+
+def _check_build(seed: int, what: str) -> None:
+    item = _current["item"]
+    where = item.nodeid if item is not None else "(outside a test)"
+    if seed not in _allowed_seeds(item):
+        raise SeedGuardError(
+            f"{where}: {what} runs with seed {seed}, not {SEED_ENV}={BUILD_SEED}: "
+            "use tests.conftest.build_config / SEED_ARGS"
+        )
+    if item is not None and item.get_closest_marker("realbuild") is None:
+        raise SeedGuardError(f"{where}: {what} makes a real build: mark the test `realbuild`")
+
+
+def _explorer_build_seed(args) -> int | None | bool:
+    """For a command line that runs `explorer ... build`: the --seed it passes (None: none);
+    False for any other command."""
+    todo = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+    words: list[str] = []
+    while todo:  # a token with spaces is a shell script (sh -c "..."): its words too
+        token = todo.pop(0)
+        token = os.fsdecode(token) if isinstance(token, (bytes, os.PathLike)) else str(token)
+        try:
+            split = shlex.split(token) if " " in token else [token]
+        except ValueError:
+            split = [token]
+        if split == [token]:
+            words.append(token)
+        else:
+            todo[:0] = split
+    runs_explorer = any(w == "explorer.cli" or Path(w).name == "explorer" for w in words)
+    if not (runs_explorer and "build" in words):
+        return False
+    seeds = [words[i + 1].rstrip(";&|") for i, w in enumerate(words[:-1]) if w == "--seed"]
+    return int(seeds[-1]) if seeds and seeds[-1].lstrip("-").isdigit() else None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def seed_guard():
+    """Every build in this session runs with BUILD_SEED: in-process builds are checked at
+    their plan (pipeline.plan_build: the config's seed, not the refits' seeds of
+    `--stability`, which the plan never sees), `explorer build` subprocesses at their
+    command line. A test building with another seed, or building without the `realbuild`
+    marker, fails."""
+    from explorer.build import pipeline
+
+    real_plan = pipeline.plan_build
+    real_init = subprocess.Popen.__init__
+
+    def plan_build(config, *args, **kwargs):
+        plan = real_plan(config, *args, **kwargs)  # inputs that cannot be read build nothing
+        _check_build(config.seed, f"the build of {config.name!r}")
+        return plan
+
+    def popen_init(self, args, *rest, **kwargs):
+        seed = _explorer_build_seed(args)
+        if seed is not False:
+            _check_build(DEFAULT_SEED if seed is None else seed, f"the command {args!r}")
+        real_init(self, args, *rest, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pipeline, "plan_build", plan_build)
+        patch.setattr(subprocess.Popen, "__init__", popen_init)
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _current["item"] = item
+    try:
+        yield
+    finally:
+        _current["item"] = None
+
+
+def pytest_collection_modifyitems(config, items):
+    """`realbuild` on every test that reads a session build of real abstracts (explicit
+    marks cover the tests that build on their own)."""
+    for item in items:
+        if REAL_BUILD_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.realbuild)
+
+
+# --- real builds -------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="session")
 def seed_cache(tmp_path_factory) -> Path:
     """A cache directory holding a real build of the shipped seed corpus, named 'seed'."""
-    from explorer.build.pipeline import BuildConfig, build
+    from explorer.build.pipeline import build
 
     cache = tmp_path_factory.mktemp("seed-cache")
-    build(
-        BuildConfig(name="seed", inputs=(str(SEED_DIR),)),
-        cache_dir=cache,
-        progress=False,
-        log=lambda m: None,
-    )
+    build(build_config("seed", [SEED_DIR]), cache_dir=cache, progress=False, log=lambda m: None)
     return cache
 
 
@@ -36,6 +162,37 @@ def seed_run(seed_cache):
     from explorer.artifacts import open_run
 
     return open_run(seed_cache, "seed")
+
+
+@pytest.fixture(scope="session")
+def planted_cache(seed_cache, tmp_path_factory) -> Path:
+    """A cache directory holding a real build named 'planted' of the seed abstracts plus
+    planted, well-separated subject groups (tests/planted.py): at least one topic per
+    group whatever the seed. Its query encoder and the seed's vectors are shared."""
+    import shutil
+
+    from explorer.build.pipeline import build
+    from tests.planted import write_planted
+
+    root = tmp_path_factory.mktemp("planted")
+    cache = root / "cache"
+    shutil.copytree(seed_cache / "embeddings", cache / "embeddings")
+    inputs = write_planted(root / "inputs")
+    assert inputs == planted_inputs(cache)
+    build(build_config("planted", inputs), cache_dir=cache, progress=False, log=lambda m: None)
+    return cache
+
+
+def planted_inputs(planted_cache: Path) -> tuple[str, ...]:
+    """The inputs the planted build was made from (to rebuild it with more)."""
+    return (str(SEED_DIR), str(planted_cache.parent / "inputs" / "planted.jsonl"))
+
+
+def topic_ids(run) -> list[str]:
+    """A built run's topics (no outliers), in id order: what a test may pick from."""
+    from explorer.artifacts import OUTLIER_ID, id_order
+
+    return sorted(set(run.table("papers")["topic_id"]) - {OUTLIER_ID}, key=id_order)
 
 
 def shown(markdown: object) -> str:

@@ -143,9 +143,10 @@ def explorer(*args: str) -> dict:
     }
 
 
-def build_scenario(workdir: Path, corpus: str) -> dict:
-    """The seed corpus built three times, each into a cold cache of its own: through the
-    cluster, locally, and through the cluster while a node's actor dies (FAULT_ENV)."""
+def build_scenario(workdir: Path, corpus: str, seed: str) -> dict:
+    """The seed corpus built three times with build seed `seed` (the tests'
+    EXPLORER_TEST_SEED), each into a cold cache of its own: through the cluster, locally,
+    and through the cluster while a node's actor dies (FAULT_ENV)."""
     from explorer.build.ray_engine import FAULT_ENV
 
     fault = workdir / "fault"
@@ -153,7 +154,7 @@ def build_scenario(workdir: Path, corpus: str) -> dict:
     with Cluster(workdir, worker_env={FAULT_ENV: str(fault)}) as cluster:
         result["nodes"] = cluster.nodes()
         ray = ["--engine", "ray", "--ray-address", cluster.address]
-        build = ["build", corpus, "--name", "seed", "--no-progress"]
+        build = ["build", corpus, "--name", "seed", "--no-progress", "--seed", seed]
         result["ray"] = explorer("--cache-dir", str(workdir / "ray"), *build, *ray)
         result["local"] = explorer("--cache-dir", str(workdir / "local"), *build)
         fault.mkdir()  # arms the hook: the worker node's actor exits once, losing a chunk
@@ -170,7 +171,7 @@ def main(argv: list[str]) -> int:
     scenario, workdir, *rest = argv
     workdir = Path(workdir)
     if scenario == "build":
-        result = build_scenario(workdir, rest[0])
+        result = build_scenario(workdir, *rest)  # corpus, seed
     else:
         raise SystemExit(f"unknown scenario {scenario!r}")
     (workdir / "result.json").write_text(json.dumps(result, indent=2))

@@ -2,8 +2,10 @@
 Topic map, Topics, Trends and Papers; the Curate page's forms record and take back changes;
 links keep working because they carry ids; `explorer export` writes the curated names.
 
-AppTest on a private copy of the seed build (curation.json is written beside its runs), and
-on a synthetic run for areas and subtopics (the 38-paper seed corpus has neither).
+AppTest on a private copy of the planted build (tests/planted.py: the seed abstracts plus
+well-separated subject groups, so at least the six topics these tests curate, whatever the
+build seed; curation.json is written beside its runs), and on a synthetic run for areas
+and subtopics. The tests pick topics from the run's ids (`Built.ids`), never assume them.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from streamlit.testing.v1 import AppTest
 from explorer import artifacts, cli, curation
 from explorer.artifacts import open_run
 from explorer.view.map_layout import HIDDEN_COLOR
-from tests.conftest import ROOT, shown
-from tests.test_app import TIMEOUT, run_page, texts
+from tests.conftest import ROOT, shown, topic_ids
+from tests.test_app import TIMEOUT, run_page, texts, topic_papers
 
-CORPUS = "seed"
+CORPUS = "planted"
 
 
 def _clear_caches() -> None:
@@ -61,12 +63,12 @@ def clickable(monkeypatch):
 
 
 @pytest.fixture
-def cache(seed_cache, tmp_path):
-    """A copy of the seed build: curating it never touches the session's seed cache."""
+def cache(planted_cache, tmp_path):
+    """A copy of the planted build: curating it never touches the session's cache."""
     cache = tmp_path / "cache"
-    shutil.copytree(seed_cache / CORPUS, cache / CORPUS)
-    if (seed_cache / "models").exists():  # the query encoder, read only: shared, not copied
-        (cache / "models").symlink_to(seed_cache / "models")
+    shutil.copytree(planted_cache / CORPUS, cache / CORPUS)
+    if (planted_cache / "models").exists():  # the query encoder, read only: shared
+        (cache / "models").symlink_to(planted_cache / "models")
     return cache
 
 
@@ -78,10 +80,11 @@ def app(cache, monkeypatch):
 
 @dataclass(frozen=True)
 class Built:
-    """The seed run as built (before any curation)."""
+    """The planted run as built (before any curation)."""
 
     papers: pd.DataFrame
     topics: pd.DataFrame  # indexed by topic_id
+    ids: list[str]  # its topics (no outliers), in id order: the tests pick from these
 
     def size(self, topic: str) -> int:
         return int(self.topics.loc[topic, "size"])
@@ -97,8 +100,10 @@ class Built:
 def built(cache) -> Built:
     run = open_run(cache, CORPUS)
     topics = run.table("topics").set_index("topic_id")
-    assert len(topics) - 1 >= 5, "the tests curate five distinct topics"
-    return Built(run.table("papers"), topics)
+    ids = topic_ids(run)
+    # Eight planted subject groups: at least one topic each, whatever the seed.
+    assert len(ids) >= 6, f"the tests curate six distinct topics; the build has {ids}"
+    return Built(run.table("papers"), topics, ids)
 
 
 def curate(cache, corpus: str, *args: str) -> str:
@@ -163,35 +168,46 @@ def button(at: AppTest, label: str):
 # --- rename ------------------------------------------------------------------------------
 
 
-def test_a_renamed_topic_shows_on_every_page(cache, app, built):
-    label, old = "Curated robots", built.label("0")
-    assert curate(cache, CORPUS, "rename", "0", label).startswith("#1 ")
-    name, members = f"0: {label}", built.members("0")
+def drawn(label: str, shown: list[str]) -> bool:
+    """Whether the map draws `label` (the map shortens long labels with an ellipsis)."""
+    return any(a == label or (a.endswith("…") and label.startswith(a[:-1])) for a in shown)
 
-    at = open_page(app(), "overview")
+
+def test_a_renamed_topic_shows_on_every_page(cache, app, built):
+    # A topic whose own label the map draws: one sharing its area with another topic (an
+    # area of one topic is labelled like it, and that label is drawn instead).
+    before = annotations(map_figure(run_page(app(), "topic_map")))
+    areas = built.papers.drop_duplicates("topic_id").set_index("topic_id")["area_id"]
+    shared = areas[areas.duplicated(keep=False)].index
+    t = next(t for t in built.ids if t in shared and drawn(built.label(t), before))
+    label, old = "Curated robots", built.label(t)
+    assert curate(cache, CORPUS, "rename", t, label).startswith("#1 ")
+    name, members = f"{t}: {label}", built.members(t)
+
+    at = open_page(app(), "overview", level="topic")
     sizes = json.dumps(charts(at)[0])
-    assert name in sizes and f"0: {old}" not in sizes
+    assert name in sizes and f"{t}: {old}" not in sizes
 
     at = run_page(app(), "topic_map")
     figure = map_figure(at)
-    assert name in hover_names(figure) and f"0: {old}" not in hover_names(figure)
+    assert name in hover_names(figure) and f"{t}: {old}" not in hover_names(figure)
     assert label in annotations(figure)
     table = at.dataframe[0].value
     assert set(table.loc[table["paper_id"].isin(members["paper_id"]), "topic_label"]) == {label}
     assert name in at.multiselect(key="topics").options
 
-    at = run_page(app(), "topics", topic="0")
-    assert at.dataframe[0].value.set_index("id").loc["0", "label"] == label
-    assert f"Topic 0: {label}" in texts(at)
+    at = run_page(app(), "topics", topic=t)
+    assert at.dataframe[0].value.set_index("id").loc[t, "label"] == label
+    assert f"Topic {t}: {label}" in texts(at)
     assert name in topic_picker(at).options
 
     at = run_page(app(), "trends")
     options = at.multiselect(key="trend_topics").options
-    assert name in options and f"0: {old}" not in options
+    assert name in options and f"{t}: {old}" not in options
 
     at = run_page(app(), "papers", paper=members["paper_id"].iloc[0])
-    assert label in [t.value for t in at.text]
-    assert old not in [t.value for t in at.text]
+    assert label in [e.value for e in at.text]
+    assert old not in [e.value for e in at.text]
     assert label in set(at.dataframe[0].value["label"])  # the topic distribution
 
 
@@ -250,8 +266,9 @@ def test_renamed_areas_and_subtopics_show_on_every_page(syn_app, tmp_path):
 
 
 def _merge_one_two(cache, built) -> tuple[str, str, int]:
-    """Merge topics 1 and 2: (the id kept, the id merged away, the merged size)."""
-    a, b = "1", "2"
+    """Merge the run's second and third topics: (the id kept, the id merged away, the
+    merged size)."""
+    a, b = built.ids[1], built.ids[2]
     keeper, gone = (a, b) if (built.size(a), b) >= (built.size(b), a) else (b, a)
     curate(cache, CORPUS, "merge", a, b)
     return keeper, gone, built.size(a) + built.size(b)
@@ -266,7 +283,7 @@ def test_merged_topics_are_one_node_everywhere(cache, app, built):
     assert gone not in table.index and table.loc[keeper, "size"] == size
     assert not [o for o in topic_picker(at).options if o.startswith(f"{gone}: ")]
     assert f"{size} papers (" in texts(at)
-    assert len(at.dataframe[1].value) == size  # the topic's papers
+    assert len(topic_papers(at)) == size
     assert gone not in set(node_links(at)["id"])  # the hierarchy's links
     at = run_page(app(), "topics", topic=gone)  # an old link to the merged-away topic
     assert any(f"Ignoring ?topic={gone}" in shown(w.value) for w in at.warning)
@@ -281,21 +298,21 @@ def test_merged_topics_are_one_node_everywhere(cache, app, built):
     merged = built.papers.loc[built.papers["topic_id"].isin([keeper, gone]), "paper_id"]
     assert set(table.loc[table["paper_id"].isin(merged), "topic_label"]) == {label}
 
-    at = open_page(app(), "overview")
+    at = open_page(app(), "overview", level="topic")
     bars = charts(at)[0]["data"][0]
     assert not [y for y in bars["y"] if y.startswith(f"{gone}: ")]
 
     moved = built.members(gone)["paper_id"].iloc[0]
     at = run_page(app(), "papers", paper=moved)
     assert f"**Topic:** {keeper} ·" in texts(at)
-    assert label in [t.value for t in at.text]
+    assert label in [e.value for e in at.text]
 
 
 def test_overview_counts_follow_a_merge(cache, app, built):
     _merge_one_two(cache, built)
     at = open_page(app(), "overview")
     metrics = {m.label: shown(m.value) for m in at.metric}
-    real = len(built.topics) - 1
+    real = len(built.ids)  # topics, not the outlier row (a run may have no outliers)
     assert metrics["Areas · topics · subtopics"].split(" · ")[1] == str(real - 1)
 
 
@@ -305,39 +322,40 @@ def test_overview_counts_follow_a_merge(cache, app, built):
 def test_hidden_topic_leaves_the_map_unless_asked_for_and_is_greyed(cache, app, built):
     at = run_page(app(), "topic_map")
     assert "show_hidden" not in [c.key for c in at.checkbox]  # nothing hidden: no checkbox
-    curate(cache, CORPUS, "hide", "3")
-    hidden = f"{built.label('3')} (hidden)"
-    n, members = len(built.papers), built.members("3")
+    t = built.ids[3]
+    curate(cache, CORPUS, "hide", t)
+    hidden = f"{built.label(t)} (hidden)"
+    n, members = len(built.papers), built.members(t)
 
     at = run_page(app(), "topic_map")
-    assert total(at) == n - built.size("3")
+    assert total(at) == n - built.size(t)
     assert at.checkbox(key="show_hidden").value is False
     assert not set(at.dataframe[0].value["paper_id"]) & set(members["paper_id"])
     at = run_page(app(), "topic_map", show_hidden="true")
     assert total(at) == n and at.checkbox(key="show_hidden").value is True
     figure = map_figure(at)
-    assert f"3: {hidden}" in hover_names(figure)
+    assert f"{t}: {hidden}" in hover_names(figure)
     greyed = [
         color
         for trace in figure["data"]
         for color, h in zip(trace["marker"]["color"], trace["hovertext"], strict=True)
-        if h.endswith(f"<br>3: {hidden}")
+        if h.endswith(f"<br>{t}: {hidden}")
     ]
     assert greyed and set(greyed) == {HIDDEN_COLOR}
     table = at.dataframe[0].value
     assert set(table.loc[table["paper_id"].isin(members["paper_id"]), "topic_label"]) == {hidden}
 
     at = run_page(app(), "papers")
-    assert f"{n - built.size('3')} of {n} papers match the filters." in texts(at)
+    assert f"{n - built.size(t)} of {n} papers match the filters." in texts(at)
 
-    at = run_page(app(), "topics", topic="3")
-    long_label = built.topics.loc["3", "long_label"]  # the table shows long labels
-    assert at.dataframe[0].value.set_index("id").loc["3", "label"] == f"{long_label} (hidden)"
-    assert f"Topic 3: {hidden}" in texts(at)
+    at = run_page(app(), "topics", topic=t)
+    long_label = built.topics.loc[t, "long_label"]  # the table shows long labels
+    assert at.dataframe[0].value.set_index("id").loc[t, "label"] == f"{long_label} (hidden)"
+    assert f"Topic {t}: {hidden}" in texts(at)
     at = run_page(app(), "trends")
-    assert f"3: {hidden}" in at.multiselect(key="trend_topics").options
+    assert f"{t}: {hidden}" in at.multiselect(key="trend_topics").options
 
-    curate(cache, CORPUS, "unhide", "3")
+    curate(cache, CORPUS, "unhide", t)
     at = run_page(app(), "topic_map")
     assert total(at) == n and "show_hidden" not in [c.key for c in at.checkbox]
 
@@ -346,19 +364,20 @@ def test_hidden_topic_leaves_the_map_unless_asked_for_and_is_greyed(cache, app, 
 
 
 def test_a_moved_paper_shows_in_its_new_topic(cache, app, built):
-    paper = built.members("4").iloc[0]
-    curate(cache, CORPUS, "move", paper["paper_id"], "0")
+    source, target = built.ids[4], built.ids[0]
+    paper = built.members(source).iloc[0]
+    curate(cache, CORPUS, "move", paper["paper_id"], target)
 
     at = run_page(app(), "papers", paper=paper["paper_id"])
-    assert "**Topic:** 0 ·" in texts(at)
-    assert built.label("0") in [t.value for t in at.text]
+    assert f"**Topic:** {target} ·" in texts(at)
+    assert built.label(target) in [e.value for e in at.text]
 
-    at = run_page(app(), "topics", topic="0")
-    assert f"{built.size('0') + 1} papers (" in texts(at)
-    assert paper["title"] in set(at.dataframe[1].value["title"])
-    at = run_page(app(), "topics", topic="4")
-    assert paper["title"] not in set(at.dataframe[1].value["title"])
-    assert at.dataframe[0].value.set_index("id").loc["4", "size"] == built.size("4") - 1
+    at = run_page(app(), "topics", topic=target)
+    assert f"{built.size(target) + 1} papers (" in texts(at)
+    assert paper["title"] in set(topic_papers(at)["title"])
+    at = run_page(app(), "topics", topic=source)
+    assert paper["title"] not in set(topic_papers(at)["title"])
+    assert at.dataframe[0].value.set_index("id").loc[source, "size"] == built.size(source) - 1
 
 
 # --- the Curate page ---------------------------------------------------------------------
@@ -376,29 +395,30 @@ def history(at: AppTest) -> pd.DataFrame:
 
 
 def test_curate_page_renames_and_undoes(cache, app, built, clickable):
+    t = built.ids[0]
     at = run_page(app(), "curate")
-    assert "No changes yet." in [t.value for t in at.text]
-    picker(at.selectbox, "cur_rename_node").set_value("0")
+    assert "No changes yet." in [e.value for e in at.text]
+    picker(at.selectbox, "cur_rename_node").set_value(t)
     at.text_input(key="cur_label").input("Dashboard name")
     button(at, "Rename").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [s.value for s in at.success] == ["Saved."]
     table = history(at)
-    assert table["change"].tolist() == ["rename 0 to 'Dashboard name'"]
+    assert table["change"].tolist() == [f"rename {t} to 'Dashboard name'"]
     assert table["source"].tolist() == ["dashboard"] and table["in effect"].tolist() == [True]
 
     renamed = picker(at.selectbox, "cur_rename_node")
-    assert renamed.value == "0" and renamed.options[renamed.index] == "0: Dashboard name"
-    topics = run_page(app(), "topics", topic="0")
-    assert "Topic 0: Dashboard name" in texts(topics)
+    assert renamed.value == t and renamed.options[renamed.index] == f"{t}: Dashboard name"
+    topics = run_page(app(), "topics", topic=t)
+    assert f"Topic {t}: Dashboard name" in texts(topics)
 
     button(at, "Undo the last change").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("Took back: #1 " in t.value for t in at.text)
+    assert any("Took back: #1 " in e.value for e in at.text)
     table = history(at).set_index("id")
     assert table.loc[2, "change"] == "undo (takes back 1)" and not table.loc[1, "in effect"]
-    topics = run_page(app(), "topics", topic="0")
-    assert f"Topic 0: {built.label('0')}" in texts(topics)
+    topics = run_page(app(), "topics", topic=t)
+    assert f"Topic {t}: {built.label(t)}" in texts(topics)
     assert [c["source"] for c in curation.read(cache, CORPUS)] == ["dashboard"] * 2
 
 
@@ -413,59 +433,61 @@ def test_a_change_saved_elsewhere_between_choosing_and_submitting_edits_the_chos
             source="cli", node=node,
         )  # fmt: skip
 
+    t = built.ids
     at = run_page(app(), "curate")
-    picker(at.selectbox, "cur_rename_node").set_value("2")
-    saved_elsewhere("1")
+    picker(at.selectbox, "cur_rename_node").set_value(t[2])
+    saved_elsewhere(t[1])
     at.text_input(key="cur_label").input("Chosen node's name")
     button(at, "Rename").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert curation.read(cache, CORPUS)[-1]["node"] == "2"  # not the picker's first node
+    assert curation.read(cache, CORPUS)[-1]["node"] == t[2]  # not the picker's first node
 
     at = run_page(app(), "curate")
-    picker(at.multiselect, "cur_merge").set_value(["3", "4"])
-    saved_elsewhere("5")
+    picker(at.multiselect, "cur_merge").set_value([t[3], t[4]])
+    saved_elsewhere(t[5])
     button(at, "Merge").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert curation.read(cache, CORPUS)[-1]["nodes"] == ["3", "4"]
+    assert curation.read(cache, CORPUS)[-1]["nodes"] == [t[3], t[4]]
 
 
 def test_curate_page_merges_hides_moves_and_reverts(cache, app, built, clickable):
+    t = built.ids
     at = run_page(app(), "curate")
-    picker(at.multiselect, "cur_merge").set_value(["1"])
+    picker(at.multiselect, "cur_merge").set_value([t[1]])
     button(at, "Merge").click().run()  # one topic is not a merge: refused, nothing written
     assert any("two or more" in shown(e.value) for e in at.error)
     assert not curation.path(cache, CORPUS).exists()
 
-    picker(at.multiselect, "cur_merge").set_value(["1", "2"])
+    picker(at.multiselect, "cur_merge").set_value([t[1], t[2]])
     button(at, "Merge").click().run()
-    picker(at.selectbox, "cur_hide_node").set_value("3")
+    picker(at.selectbox, "cur_hide_node").set_value(t[3])
     button(at, "Hide").click().run()
-    paper = built.members("4")["paper_id"].iloc[0]
+    paper = built.members(t[4])["paper_id"].iloc[0]
     picker(at.selectbox, "cur_paper").set_value(paper)
-    picker(at.selectbox, "cur_target").set_value("0")
+    picker(at.selectbox, "cur_target").set_value(t[0])
     button(at, "Move").click().run()
     assert not at.exception, [e.value for e in at.exception]
     changes = curation.read(cache, CORPUS)
     assert [(c["op"], c["source"]) for c in changes] == [
         ("merge", "dashboard"), ("hide", "dashboard"), ("move", "dashboard"),
     ]  # fmt: skip
-    keeper = "1" if (built.size("1"), "2") >= (built.size("2"), "1") else "2"
-    gone = "2" if keeper == "1" else "1"
+    keeper = t[1] if (built.size(t[1]), t[2]) >= (built.size(t[2]), t[1]) else t[2]
+    gone = t[2] if keeper == t[1] else t[1]
     # A node merged away can no longer be picked; the hidden one is named as hidden.
     assert not [
         o for o in picker(at.selectbox, "cur_hide_node").options if o.startswith(f"{gone}:")
     ]
-    assert f"3: {built.label('3')} (hidden)" in picker(at.selectbox, "cur_hide_node").options
+    assert f"{t[3]}: {built.label(t[3])} (hidden)" in picker(at.selectbox, "cur_hide_node").options
 
     page = run_page(app(), "papers", paper=paper)
-    assert "**Topic:** 0 ·" in texts(page)
+    assert f"**Topic:** {t[0]} ·" in texts(page)
 
     at.selectbox(key="cur_to").set_value(1)
     button(at, "Revert").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [c["id"] for c in curation.active(curation.read(cache, CORPUS))] == [1]
     page = run_page(app(), "papers", paper=paper)
-    assert "**Topic:** 4 ·" in texts(page)
+    assert f"**Topic:** {t[4]} ·" in texts(page)
     page = run_page(app(), "topics", topic=keeper)
     assert gone not in set(page.dataframe[0].value["id"])  # the merge, still in effect
 
@@ -483,8 +505,8 @@ def test_curate_page_lists_unmatched_changes(cache, app, built):
     )
     at = run_page(app(), "curate")
     assert any("1 change(s) do not match" in shown(w.value) for w in at.warning)
-    assert curation.describe(change) in [t.value for t in at.text]
-    at = run_page(app(), "topics", topic="0")
+    assert curation.describe(change) in [e.value for e in at.text]
+    at = run_page(app(), "topics", topic=built.ids[0])
     assert "Lost label" not in texts(at)
 
 
@@ -502,58 +524,61 @@ def test_curate_page_is_not_offered_where_editing_is_off(cache, app, monkeypatch
 
 
 def test_links_carry_ids_so_they_survive_a_rename(cache, app, built):
-    curate(cache, CORPUS, "rename", "0", "Renamed once")
-    at = run_page(app(), "topics", topic="0")
-    assert "Topic 0: Renamed once" in texts(at)
+    t = built.ids[0]
+    curate(cache, CORPUS, "rename", t, "Renamed once")
+    at = run_page(app(), "topics", topic=t)
+    assert f"Topic {t}: Renamed once" in texts(at)
     links = node_links(at)
     assert set(links["open"]) == {
-        f"./topics?corpus={CORPUS}&topic={t}" for t in built.topics.index if t != "-1"
+        f"./topics?corpus={CORPUS}&topic={i}" for i in built.topics.index if i != "-1"
     }
-    papers = at.dataframe[1].value
+    papers = topic_papers(at)
     assert all(link.startswith(f"./papers?corpus={CORPUS}&paper=") for link in papers["open"])
 
-    curate(cache, CORPUS, "rename", "0", "Renamed twice")
-    at = run_page(app(), "topics", topic="0")  # the same link, after another rename
-    assert "Topic 0: Renamed twice" in texts(at) and not at.warning
+    curate(cache, CORPUS, "rename", t, "Renamed twice")
+    at = run_page(app(), "topics", topic=t)  # the same link, after another rename
+    assert f"Topic {t}: Renamed twice" in texts(at) and not at.warning
 
 
 def test_a_shared_topic_filter_link_survives_a_rename(cache, app, built):
     """The filter's URL holds ids (`?topics=0`); an older link's `0: label` still works."""
-    for link in ("0", f"0: {built.label('0')}"):
+    t = built.ids[0]
+    for link in (t, f"{t}: {built.label(t)}"):
         at = run_page(app(), "topic_map", topics=link)
-        assert total(at) == built.size("0")
-        assert at.query_params["topics"] in ("0", ["0"])  # rewritten to the id
-    curate(cache, CORPUS, "rename", "0", "Renamed")
-    at = run_page(app(), "topic_map", topics=f"0: {built.label('0')}")
-    assert not at.warning and total(at) == built.size("0")
+        assert total(at) == built.size(t)
+        assert at.query_params["topics"] in (t, [t])  # rewritten to the id
+    curate(cache, CORPUS, "rename", t, "Renamed")
+    at = run_page(app(), "topic_map", topics=f"{t}: {built.label(t)}")
+    assert not at.warning and total(at) == built.size(t)
 
 
 # --- export ------------------------------------------------------------------------------
 
 
 def test_export_writes_the_curated_names_and_assignments(cache, app, built, tmp_path):
-    curate(cache, CORPUS, "rename", "0", "Exported name")
+    t = built.ids
+    curate(cache, CORPUS, "rename", t[0], "Exported name")
     keeper, gone, size = _merge_one_two(cache, built)
-    curate(cache, CORPUS, "hide", "3")
-    paper = built.members("4")["paper_id"].iloc[0]
-    curate(cache, CORPUS, "move", paper, "0")
+    curate(cache, CORPUS, "hide", t[3])
+    paper = built.members(t[4])["paper_id"].iloc[0]
+    curate(cache, CORPUS, "move", paper, t[0])
 
-    out = tmp_path / "seed.csv"
+    out = tmp_path / "planted.csv"
     assert cli.main(["--cache-dir", str(cache), "export", CORPUS, "--out", str(out)]) == 0
     frame = pd.read_csv(out, dtype=str, keep_default_na=False).set_index("paper_id")
     assert len(frame) == len(built.papers)  # hidden papers are exported, labelled
-    assert set(frame.loc[frame["topic_id"] == "0", "topic_label"]) == {"Exported name"}
+    assert set(frame.loc[frame["topic_id"] == t[0], "topic_label"]) == {"Exported name"}
     assert gone not in set(frame["topic_id"]) and (frame["topic_id"] == keeper).sum() == size
-    assert set(frame.loc[frame["topic_id"] == "3", "topic_label"]) == {
-        f"{built.label('3')} (hidden)"
+    assert set(frame.loc[frame["topic_id"] == t[3], "topic_label"]) == {
+        f"{built.label(t[3])} (hidden)"
     }
-    assert frame.loc[paper, "topic_id"] == "0"
+    assert frame.loc[paper, "topic_id"] == t[0]
     assert frame.loc[paper, "topic_label"] == "Exported name"
 
 
 def test_closest_topics_never_name_a_merged_away_topic(cache, app, built):
     _, gone, _ = _merge_one_two(cache, built)
-    for topic in built.topics.index.drop(["-1", gone]):
+    for topic in [t for t in built.ids if t != gone]:
         closest = [
             t.value for t in run_page(app(), "topics", topic=topic).text if "Closest" in t.value
         ]

@@ -2,14 +2,15 @@
 by member overlap (new ids and all), and every change is either applied or reported (by
 `explorer build`, in RunData.unmatched and on the Curate page), never lost.
 
-The 38-paper seed corpus is too small for its topics to survive a new paper: one abstract
-more regroups most of its six topics (their Jaccard overlap with the old ones falls below
-0.5), so on it a rebuild with a new abstract checks the accounting, and a rebuild that
-keeps its topics (an added input repeating one of its abstracts: a new run, the same
-papers) checks that every kind of change carries over. `--keep-topics` adds a paper
-without refitting: every change carries over, on the seed and on ICML 2019. Carrying over
-under new ids, after a refit, is checked on ICML 2019 (773 papers), when ../shared/data
-has it.
+The small corpus here is the planted one (tests/planted.py: the seed abstracts plus
+well-separated subject groups, so the five edits always find five distinct topics,
+whatever the build seed). It is too small for every topic to survive a new paper (one
+abstract more may regroup the seed abstracts' topics), so on it a rebuild with a new
+abstract checks the accounting, and a rebuild that keeps its topics (an added input
+repeating one of its abstracts: a new run, the same papers) checks that every kind of
+change carries over. `--keep-topics` adds a paper without refitting: every change carries
+over, on the planted corpus and on ICML 2019. Carrying over under new ids, after a refit,
+is checked on ICML 2019 (773 papers), when ../shared/data has it.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer import artifacts, cli, curation
-from tests.conftest import ROOT, SEED_DIR, SHARED, shown
+from tests.conftest import ROOT, SEED_ARGS, SEED_DIR, SHARED, planted_inputs, shown
 from tests.test_app import TIMEOUT, run_page
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.realbuild]
 
 # One new abstract, in the seed files' format (a header naming the list, then paragraphs).
 NEW_PAPER = """ICML 2025 论文列表
@@ -61,6 +62,7 @@ def build(cache: Path, corpus: str, *inputs: str, options: tuple[str, ...] = ())
     summary on stdout, the log on stderr: one text, in order)."""
     out = io.StringIO()
     argv = ["--cache-dir", str(cache), "build", *inputs, "--name", corpus, "--no-progress"]
+    argv += SEED_ARGS
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         status = cli.main([*argv, *options])
     assert status == 0, out.getvalue()
@@ -91,18 +93,18 @@ def rebuild_with(
     return Rebuilt(cache, old.corpus, inputs, old, new, changes, output, "".join(added))
 
 
-def copy_seed(seed_cache: Path, cache: Path) -> artifacts.Run:
-    """The seed build with its embeddings, reductions and query encoder: a rebuild
+def copy_planted(planted_cache: Path, cache: Path) -> artifacts.Run:
+    """The planted build with its embeddings, reductions and query encoder: a rebuild
     embeds and reduces only what is new."""
-    for folder in ("seed", "embeddings", "reductions", "models"):
-        if (seed_cache / folder).exists():
-            shutil.copytree(seed_cache / folder, cache / folder)
-    return artifacts.open_run(cache, "seed")
+    for folder in ("planted", "embeddings", "reductions", "models"):
+        if (planted_cache / folder).exists():
+            shutil.copytree(planted_cache / folder, cache / folder)
+    return artifacts.open_run(cache, "planted")
 
 
 def curate_seed(cache: Path, old: artifacts.Run) -> list[dict]:
-    """Five edits of the seed run: rename a topic and an area, merge two topics, hide
-    one, move a paper into the renamed topic."""
+    """Five edits of the planted run: rename a topic and an area, merge two topics, hide
+    one, move a paper into the renamed topic (topics picked from the run's ids)."""
     papers = old.table("papers")
     real = sorted(set(papers["topic_id"]) - {artifacts.OUTLIER_ID}, key=artifacts.id_order)
     assert len(real) >= 5, real
@@ -164,14 +166,15 @@ def check_applied(rebuilt: Rebuilt, cur: curation.Curated) -> list[tuple[dict, s
 
 
 @pytest.fixture(scope="module")
-def seed_same_topics(seed_cache, tmp_path_factory) -> Rebuilt:
+def seed_same_topics(planted_cache, tmp_path_factory) -> Rebuilt:
     """Five edits, then a rebuild whose added input repeats a seed abstract: a new run
     (its inputs changed) of the same papers, so the same topics."""
     root = tmp_path_factory.mktemp("seed-same")
-    old = copy_seed(seed_cache, root / "cache")
+    old = copy_planted(planted_cache, root / "cache")
     changes = curate_seed(root / "cache", old)
     header, first = sorted(SEED_DIR.glob("*.txt"))[0].read_text(encoding="utf-8").split("\n\n")[:2]
-    rebuilt = rebuild_with(root, old, (str(SEED_DIR),), changes, f"{header}\n\n{first}\n")
+    inputs = planted_inputs(planted_cache)
+    rebuilt = rebuild_with(root, old, inputs, changes, f"{header}\n\n{first}\n")
     assert rebuilt.new_paper == "", "the repeated abstract is merged, not added"
     return rebuilt
 
@@ -205,12 +208,12 @@ def test_every_kind_of_change_carries_over_a_rebuild(seed_same_topics):
 
 
 @pytest.fixture(scope="module")
-def seed_rebuilt(seed_cache, tmp_path_factory) -> Rebuilt:
-    """Five edits, then a rebuild with one new abstract (its topics regroup)."""
+def seed_rebuilt(planted_cache, tmp_path_factory) -> Rebuilt:
+    """Five edits, then a rebuild with one new abstract (its topics may regroup)."""
     root = tmp_path_factory.mktemp("seed-rebuild")
-    old = copy_seed(seed_cache, root / "cache")
+    old = copy_planted(planted_cache, root / "cache")
     changes = curate_seed(root / "cache", old)
-    rebuilt = rebuild_with(root, old, (str(SEED_DIR),), changes, NEW_PAPER)
+    rebuilt = rebuild_with(root, old, planted_inputs(planted_cache), changes, NEW_PAPER)
     assert rebuilt.new_paper and len(rebuilt.new.table("papers")) == len(old.table("papers")) + 1
     return rebuilt
 
@@ -224,12 +227,13 @@ def test_a_seed_rebuild_accounts_for_every_change(seed_rebuilt):
 
 
 @pytest.fixture(scope="module")
-def seed_kept(seed_cache, tmp_path_factory) -> Rebuilt:
+def seed_kept(planted_cache, tmp_path_factory) -> Rebuilt:
     """Five edits, then a rebuild with one new abstract that keeps the topics."""
     root = tmp_path_factory.mktemp("seed-kept")
-    old = copy_seed(seed_cache, root / "cache")
+    old = copy_planted(planted_cache, root / "cache")
     changes = curate_seed(root / "cache", old)
-    return rebuild_with(root, old, (str(SEED_DIR),), changes, NEW_PAPER, ("--keep-topics",))
+    inputs = planted_inputs(planted_cache)
+    return rebuild_with(root, old, inputs, changes, NEW_PAPER, ("--keep-topics",))
 
 
 def check_kept(rebuilt: Rebuilt) -> None:
@@ -273,11 +277,11 @@ def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypat
     strays = papers.assign(topic_id="9")
     strays.loc[papers.groupby("topic_id").head(1).index, "topic_id"] = "0"
     lost = curation.record(
-        cache, "seed", strays, pd.DataFrame({"node_id": ["0"]}), "rename",
+        cache, run.corpus, strays, pd.DataFrame({"node_id": ["0"]}), "rename",
         source="cli", node="0", label="Lost label",
     )  # fmt: skip
 
-    output = build(cache, "seed", *seed_rebuilt.inputs)  # the same inputs: the run is reused
+    output = build(cache, run.corpus, *seed_rebuilt.inputs)  # the same inputs: the run is reused
     assert "Up to date" in output and "(reused)" in output, output
     cur = curation.of_run(run)
     assert lost["id"] in [c["id"] for c in cur.unmatched]
@@ -288,7 +292,7 @@ def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypat
     load_run.clear()
     _built.clear()
     try:
-        data = load_run(str(cache), "seed", run.run_id, curation.version(cache, "seed"))
+        data = load_run(str(cache), run.corpus, run.run_id, curation.version(cache, run.corpus))
         assert [c["id"] for c in data.unmatched] == [c["id"] for c in cur.unmatched]
         assert "Lost label" not in set(data.nodes["label"])
 

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from explorer import artifacts, cli
-from tests.conftest import ROOT, SEED_DIR
+from tests.conftest import ROOT, SEED_ARGS, SEED_DIR
 
 
 def _explorer(*args: str) -> subprocess.CompletedProcess:
@@ -33,10 +33,13 @@ def _error_line(stderr: str) -> str:
     return errors[0]
 
 
+@pytest.mark.realbuild  # it starts a build (the guard in tests/conftest.py checks)
 def test_a_cache_path_under_a_regular_file(tmp_path):
     blocker = tmp_path / "notes.txt"
     blocker.write_text("not a folder")
-    done = _explorer("--cache-dir", str(blocker / "cache"), "build", str(SEED_DIR), "--name", "x")
+    done = _explorer(
+        "--cache-dir", str(blocker / "cache"), "build", str(SEED_DIR), "--name", "x", *SEED_ARGS
+    )
     assert done.returncode == cli.EXIT_ERROR
     line = _error_line(done.stderr)
     assert str(blocker) in line and "part of this path is a file" in line
@@ -59,6 +62,7 @@ def _can_unshare() -> str | None:
     return None if probe.returncode == 0 else f"unshare -m refused: {probe.stderr[-200:]!r}"
 
 
+@pytest.mark.realbuild
 def test_a_full_disk_while_building(tmp_path):
     reason = _can_unshare()
     if reason:
@@ -70,7 +74,7 @@ def test_a_full_disk_while_building(tmp_path):
     script = (
         f"mount -t tmpfs -o size=3m tmpfs {cache} && "
         f"{sys.executable} -m explorer.cli --cache-dir {cache} build {SEED_DIR} --name seed "
-        f"--no-progress; code=$?; ls -A {cache}/seed > {tmp_path}/left.txt; exit $code"
+        f"--no-progress {' '.join(SEED_ARGS)}; code=$?; ls -A {cache}/seed > {tmp_path}/left.txt; exit $code"
     )
     # The program puts numba's cache under the cache folder itself (as on a user's machine).
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}

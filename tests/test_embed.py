@@ -9,10 +9,17 @@ from explorer.build.embed import _MEMORY, EmbeddingCache, embed_texts, model_id,
 
 
 class CountingModel:
-    """Stands in for a SentenceTransformer: deterministic vectors, counts what it embeds."""
+    """Stands in for a SentenceTransformer: deterministic vectors, counts what it embeds.
+    A text's tokens are its characters, as far as `encode_chunk` asks."""
+
+    max_seq_length = 64
 
     def __init__(self):
         self.seen: list[str] = []
+
+    def preprocess(self, texts):
+        width = max(len(t) for t in texts)
+        return {"attention_mask": np.array([[1] * len(t) + [0] * (width - len(t)) for t in texts])}
 
     def encode(self, texts, **kwargs):
         self.seen.extend(texts)
@@ -95,8 +102,8 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
     folders = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
     weights = embed.weights_fingerprint(embed.DEFAULT_MODEL)
     assert folders == [
-        f"sentence-transformers_all-MiniLM-L6-v2-{weights}",
-        f"sentence-transformers_all-MiniLM-L6-v2-{weights}@bfloat16",
+        f"sentence-transformers_all-MiniLM-L6-v2-{weights}.v{embed.CACHE_VERSION}",
+        f"sentence-transformers_all-MiniLM-L6-v2-{weights}@bfloat16.v{embed.CACHE_VERSION}",
     ]
     _, new = embed_texts(
         texts, cache_root=tmp_path, model=model, progress=False, precision="bfloat16"
@@ -169,3 +176,48 @@ def test_a_model_that_is_not_here_is_one_line(tmp_path):
 
     with pytest.raises(ExplorerError, match="is not on this machine"):
         embed.weights_fingerprint("nobody/no-such-model")
+
+
+def test_each_text_is_padded_to_its_own_length_bucket():
+    model = CountingModel()
+    texts = ["a", "b" * 16, "c" * 17, "d" * 60, "e" * 99]
+    widths = embed.bucket_widths(model, texts)
+    assert widths == [16, 16, 32, 64, 64]  # multiples of 16, at most the model's maximum
+    assert embed.bucket_widths(model, texts[:2]) == widths[:2]  # its own, whatever its company
+
+
+VARIED = [
+    "Regret bounds for contextual bandits.",
+    "We study regret bounds for contextual bandits with adversarial contexts and show that "
+    "a simple algorithm matches the lower bound up to logarithmic factors.",
+    "A diffusion model for protein structure generation conditioned on sequence, trained on "
+    "a curated set of structures; it improves designability and novelty over prior work. " * 3,
+    "Graph neural networks fail to count substructures; we propose a fix.",
+    "Sparse attention. " * 90,  # past the model's maximum length: truncated
+]
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision):
+    """The same bits alone, in any company, in any order and at 1 or 2 threads: what a
+    cache held before can no longer change a vector (bfloat16 is emulated where the CPU
+    lacks it: slower, never skipped)."""
+    import torch
+
+    from explorer.build.embed import encode_chunk, load_model
+
+    model = load_model(progress=False)
+    together = encode_chunk(model, VARIED, precision)
+    assert together.dtype == np.float32 and together.shape == (len(VARIED), 384)
+    alone = np.stack([encode_chunk(model, [t], precision)[0] for t in VARIED])
+    assert np.array_equal(alone, together)
+    order = [3, 0, 4, 2, 1]
+    shuffled = encode_chunk(model, [VARIED[i] for i in order] + ["Another text."] * 20, precision)
+    assert np.array_equal(shuffled[: len(order)], together[order])
+    threads = torch.get_num_threads()
+    try:
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            assert np.array_equal(encode_chunk(model, VARIED, precision), together), count
+    finally:
+        torch.set_num_threads(threads)

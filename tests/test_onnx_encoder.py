@@ -277,11 +277,11 @@ def test_a_query_through_the_viewer_never_imports_torch(seed_cache):
 
 
 def test_an_up_to_date_build_restores_a_removed_export(seed_cache, seed_run, tmp_path):
-    from explorer.build.pipeline import BuildConfig, build
-    from tests.conftest import SEED_DIR
+    from explorer.build.pipeline import build
+    from tests.conftest import SEED_DIR, build_config
 
     shutil.copytree(seed_cache / "seed", tmp_path / "seed")  # the run, not its export
-    config = BuildConfig(name="seed", inputs=(str(SEED_DIR),))
+    config = build_config("seed", [SEED_DIR])
     result = build(config, cache_dir=tmp_path, progress=False, log=lambda m: None)
     assert result.reused and result.run.run_id == seed_run.run_id
     ref = artifacts.encoder_ref(tmp_path, result.run.manifest)

@@ -21,7 +21,7 @@ import pytest
 
 from explorer import artifacts
 from explorer.build.embed import EmbeddingCache, text_key
-from tests.conftest import ROOT, SEED_DIR
+from tests.conftest import BUILD_SEED, ROOT, SEED_ARGS, SEED_DIR
 from tests.ray_cluster import namespace_tools, run_in_namespace
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,9 @@ def scenario(tmp_path_factory) -> dict:
     if why := namespace_tools():
         pytest.fail(f"the Ray tests need a private network namespace: {why}")
     workdir = tmp_path_factory.mktemp("ray")
-    done = run_in_namespace("tests.ray_cluster", "build", str(workdir), str(SEED_DIR))
+    done = run_in_namespace(
+        "tests.ray_cluster", "build", str(workdir), str(SEED_DIR), str(BUILD_SEED)
+    )  # the builds run in the namespace, out of the seed guard's sight: checked below
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads((workdir / "result.json").read_text())
     result["workdir"] = workdir
@@ -42,7 +44,9 @@ def scenario(tmp_path_factory) -> dict:
 
 
 def run_of(scenario: dict, cache: str) -> artifacts.Run:
-    return artifacts.open_run(scenario["workdir"] / cache, "seed")
+    run = artifacts.open_run(scenario["workdir"] / cache, "seed")
+    assert run.manifest["config"]["seed"] == BUILD_SEED  # EXPLORER_TEST_SEED reached it
+    return run
 
 
 def vectors(run: artifacts.Run) -> np.ndarray:
@@ -66,6 +70,7 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
+@pytest.mark.realbuild
 def test_the_cluster_has_two_nodes_and_both_builds_succeed(scenario):
     assert scenario["nodes"] == 2
     for name in ("ray", "local"):
@@ -92,10 +97,12 @@ def same_run(a: artifacts.Run, b: artifacts.Run) -> None:
     np.testing.assert_array_equal(a.array("embeddings"), b.array("embeddings"))
 
 
+@pytest.mark.realbuild
 def test_ray_vectors_are_bit_identical_and_so_is_every_artifact(scenario):
     same_run(run_of(scenario, "ray"), run_of(scenario, "local"))
 
 
+@pytest.mark.realbuild
 def test_a_node_whose_actor_dies_is_retried_and_the_build_finishes(scenario):
     fault = scenario["fault"]
     assert scenario["fault_marker"], "the hook fired: the worker node's actor exited"
@@ -114,18 +121,19 @@ def test_the_local_engine_never_imports_ray(seed_cache, tmp_path):
         "import sys\n"
         "from explorer.cli import main\n"
         f"status = main(['--cache-dir', {str(tmp_path)!r}, 'build', {str(SEED_DIR)!r}, "
-        "'--name', 'seed', '--no-progress'])\n"
+        f"'--name', 'seed', '--no-progress', *{SEED_ARGS!r}])\n"
         "assert status == 0 and 'ray' not in sys.modules, 'ray was imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert artifacts.open_run(tmp_path, "seed").manifest["counts"]["papers"] == 38
+    manifest = artifacts.open_run(tmp_path, "seed").manifest
+    assert manifest["counts"]["papers"] == 38 and manifest["config"]["seed"] == BUILD_SEED
 
 
 def test_ray_options_without_the_ray_engine_are_one_line(tmp_path, capsys):
     from explorer.cli import main
 
-    argv = ["--cache-dir", str(tmp_path), "build", str(SEED_DIR), "--name", "seed"]
+    argv = ["--cache-dir", str(tmp_path), "build", str(SEED_DIR), "--name", "seed", *SEED_ARGS]
     assert main([*argv, "--ray-batch-size", "16"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "need --engine ray" in err, err
@@ -144,7 +152,7 @@ def test_the_ray_engine_without_ray_installed_is_one_line(tmp_path, capsys, monk
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
     )
-    argv = ["--cache-dir", str(tmp_path), "build", str(SEED_DIR), "--name", "seed"]
+    argv = ["--cache-dir", str(tmp_path), "build", str(SEED_DIR), "--name", "seed", *SEED_ARGS]
     assert main([*argv, "--engine", "ray"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install '.[ray]'" in err, err

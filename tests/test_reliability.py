@@ -17,10 +17,10 @@ import pytest
 import tomllib
 
 from explorer import artifacts
-from explorer.build.pipeline import BuildConfig, build
+from explorer.build.pipeline import build
 from explorer.cli import main
 from explorer.errors import BuildLockedError
-from tests.conftest import ROOT, SEED_DIR, shown
+from tests.conftest import ROOT, SEED_ARGS, SEED_DIR, build_config, shown
 
 
 def snapshot(cache: Path) -> dict[str, float]:
@@ -134,6 +134,7 @@ def test_streamlit_config_is_production_safe():
     assert config["browser"]["gatherUsageStats"] is False
 
 
+@pytest.mark.realbuild
 def test_second_build_of_a_locked_corpus_is_refused(tmp_path):
     corpus_dir = tmp_path / "seed"
     corpus_dir.mkdir()
@@ -141,7 +142,7 @@ def test_second_build_of_a_locked_corpus_is_refused(tmp_path):
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(BuildLockedError, match="another build of corpus 'seed' is running"):
             build(
-                BuildConfig(name="seed", inputs=(str(SEED_DIR),)),
+                build_config("seed", [SEED_DIR]),
                 cache_dir=tmp_path,
                 progress=False,
                 log=lambda m: None,
@@ -184,7 +185,7 @@ def test_sigkill_mid_build_keeps_the_previous_run(stage, seed_cache, tmp_path, c
     extra.write_text("ICML 2025 extra\n\nA new abstract on kill-safe builds of topic models.\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "explorer.cli", "--cache-dir", str(tmp_path), "build", str(SEED_DIR), str(extra),
-         "--name", "seed", "--no-progress", "--min-topic-size", "4"],
+         "--name", "seed", "--no-progress", "--min-topic-size", "4", *SEED_ARGS],
         cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 300
@@ -204,7 +205,7 @@ def test_sigkill_mid_build_keeps_the_previous_run(stage, seed_cache, tmp_path, c
     leftovers = [p.name for p in (tmp_path / "seed").iterdir() if p.name.startswith(".tmp-")]
     # The next build cleans whatever the killed one left and publishes normally.
     result = build(
-        BuildConfig(name="seed", inputs=(str(SEED_DIR), str(extra)), min_topic_size=4),
+        build_config("seed", [SEED_DIR, extra], min_topic_size=4),
         cache_dir=tmp_path, progress=False, log=lambda m: None,
     )  # fmt: skip
     assert not result.reused and result.run.run_id != old
@@ -238,7 +239,7 @@ def test_dashboard_serves_the_old_run_until_the_new_one_is_published(
     at.run()
     assert shown_run() == old
     new = build(
-        BuildConfig(name="seed", inputs=(str(SEED_DIR),), min_topic_size=4),
+        build_config("seed", [SEED_DIR], min_topic_size=4),
         cache_dir=tmp_path, progress=False, log=lambda m: None,
     ).run.run_id  # fmt: skip
     at.run()

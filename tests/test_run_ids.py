@@ -8,17 +8,15 @@ import shutil
 import pytest
 
 from explorer.build import pipeline
-from explorer.build.pipeline import BuildConfig, build, plan_build
+from explorer.build.pipeline import build, plan_build
 from explorer.build.sources import read_inputs
-from tests.conftest import ROOT, SEED_DIR
+from tests.conftest import ROOT, SEED_DIR, build_config
 
 QUIET = {"progress": False, "log": lambda m: None}
 
 
 def _plan(*inputs, cache):
-    return plan_build(
-        BuildConfig(name="seed", inputs=tuple(map(str, inputs))), cache_dir=cache, progress=False
-    )
+    return plan_build(build_config("seed", inputs), cache_dir=cache, progress=False)
 
 
 def test_input_order_changes_neither_the_run_id_nor_the_paper_order(tmp_path):
@@ -49,7 +47,7 @@ def test_a_run_made_by_older_code_is_rebuilt_and_says_why(
     shutil.copytree(seed_cache / "seed", tmp_path / "seed")
     shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
     lines: list[str] = []
-    config = BuildConfig(name="seed", inputs=(str(SEED_DIR),))
+    config = build_config("seed", [SEED_DIR])
     assert build(config, cache_dir=tmp_path, progress=False, log=lines.append).reused
     monkeypatch.setattr(pipeline, "PIPELINE_VERSION", pipeline.PIPELINE_VERSION + 1)
     lines.clear()
@@ -118,7 +116,7 @@ def test_a_damaged_run_of_the_same_id_is_rebuilt_not_reused(seed_cache, seed_run
     target = tmp_path / "seed" / seed_run.run_id / "topics.parquet"
     target.write_bytes(target.read_bytes() + b"x")
     lines: list[str] = []
-    config = BuildConfig(name="seed", inputs=(str(SEED_DIR),))
+    config = build_config("seed", [SEED_DIR])
     result = build(config, cache_dir=tmp_path, progress=False, log=lines.append)
     assert not result.reused and result.run.run_id == seed_run.run_id
     assert any(

@@ -13,7 +13,7 @@ from explorer.build.stability import (
     refit_labels,
     topic_stability,
 )
-from tests.conftest import SEED_DIR
+from tests.conftest import SEED_ARGS, SEED_DIR
 
 
 def test_partner_jaccard_is_a_one_to_one_assignment():
@@ -86,11 +86,22 @@ def stable_cache(tmp_path_factory):
 
     cache = tmp_path_factory.mktemp("stability-build")
     seed = str(SEED_DIR)
-    argv = ["--cache-dir", str(cache), "build", seed, "--name", "seed", "--stability", "2"]
+    argv = [
+        "--cache-dir",
+        str(cache),
+        "build",
+        seed,
+        "--name",
+        "seed",
+        "--stability",
+        "2",
+        *SEED_ARGS,
+    ]
     assert cli.main([*argv, "--no-progress"]) == 0
     return cache
 
 
+@pytest.mark.realbuild
 def test_a_stability_build_scores_every_topic_and_shows_it(stable_cache, tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 

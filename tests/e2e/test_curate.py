@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from explorer import cli, curation
+from explorer import artifacts, cli, curation
 from explorer.view.map_layout import HIDDEN_COLOR
-from tests.conftest import ROOT
+from tests.conftest import ROOT, topic_ids
 from tests.e2e.conftest import (
     ARTIFACTS,
     _free_port,
@@ -32,7 +32,7 @@ from tests.e2e.conftest import (
 )
 
 pytestmark = pytest.mark.e2e
-CORPUS = "seed"
+CORPUS = "planted"
 VIEWPORT = {"width": 1400, "height": 1000}
 NODE_PICKER = "Area, topic or subtopic"
 
@@ -41,22 +41,36 @@ NODE_PICKER = "Area, topic or subtopic"
 
 
 @pytest.fixture
-def cache(seed_cache, tmp_path) -> Path:
-    """A copy of the seed build (corpus and models, no curation) the test may curate."""
+def cache(planted_cache, tmp_path) -> Path:
+    """A copy of the planted build (tests/planted.py: several topics whatever the build
+    seed; corpus and models, no curation) the test may curate."""
     target = tmp_path / "cache"
     target.mkdir()
-    shutil.copytree(seed_cache / CORPUS, target / CORPUS)
+    shutil.copytree(planted_cache / CORPUS, target / CORPUS)
     for name in (curation.FILE, curation.LOCK):
         (target / CORPUS / name).unlink(missing_ok=True)  # start uncurated whatever ran before
-    if (seed_cache / "models").is_dir():
-        shutil.copytree(seed_cache / "models", target / "models")
+    if (planted_cache / "models").is_dir():
+        shutil.copytree(planted_cache / "models", target / "models")
     return target
 
 
+@pytest.fixture(scope="module")
+def built(planted_cache):
+    return artifacts.open_run(planted_cache, CORPUS)
+
+
 @pytest.fixture
-def labels(seed_run) -> dict[str, str]:
-    nodes = seed_run.table("nodes")
+def labels(built) -> dict[str, str]:
+    nodes = built.table("nodes")
     return dict(zip(nodes["node_id"], nodes["label"], strict=True))
+
+
+@pytest.fixture
+def two(built) -> tuple[str, str]:
+    """Two topics of the run (the planted groups give several, whatever the build seed)."""
+    found = topic_ids(built)
+    assert len(found) >= 2, found
+    return found[0], found[1]
 
 
 @contextlib.contextmanager
@@ -125,6 +139,50 @@ def shown_count(page) -> int:
     return int(caption.split(" of ")[0].replace(",", ""))
 
 
+def map_labels(page) -> list[str]:
+    """The labels the map draws (its annotations), once drawn."""
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)
+    return page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot g.annotation')]"
+        ".map(g => g.textContent)"
+    )
+
+
+def drawn(label: str, shown: list[str]) -> bool:
+    """Whether the map draws `label` (it shortens long labels with an ellipsis)."""
+    return any(a == label or (a.endswith("…") and label.startswith(a[:-1])) for a in shown)
+
+
+def map_names(page) -> set[str]:
+    """The node names ("id: label") of the map's points, from their hover texts."""
+    return set(
+        page.evaluate(
+            """() => [...document.querySelector('.js-plotly-plot').data].flatMap(t =>
+                 Array.isArray(t.hovertext) ? t.hovertext.map(h => h.split('<br>').pop()) : [])"""
+        )
+    )
+
+
+def labelled_topic(built, labels: dict[str, str], shown: list[str]) -> str:
+    """A topic whose own label the map draws: one sharing its area with another topic (an
+    area of one topic is labelled like it, and the map draws that label instead), whose
+    label no other area's or topic's label contains or is contained in."""
+    nodes = built.table("nodes")
+    areas = nodes[nodes["level"] == "topic"].set_index("node_id")["parent_id"]
+    others = nodes.loc[nodes["level"].isin(["area", "topic"]), "node_id"]
+
+    def fits(topic: str) -> bool:
+        mine = labels[topic]
+        apart = not any(mine in labels[n] or labels[n] in mine for n in others if n != topic)
+        shared = (areas == areas[topic]).sum() > 1
+        return apart and shared and drawn(mine, shown)
+
+    found = [t for t in topic_ids(built) if fits(t)]
+    assert found, (shown, labels)
+    return found[0]
+
+
 def map_text(page) -> str:
     """The text of the map's SVG layers (its labels), once drawn."""
     plot = page.locator(".js-plotly-plot").first
@@ -168,57 +226,62 @@ def note_worker(url: str, seen: set[str], response) -> None:
         seen.add(response.headers.get("x-explorer-worker", "(none)"))
 
 
-def topic_sizes(seed_run) -> dict[str, int]:
-    papers = seed_run.table("papers")
+def topic_sizes(run) -> dict[str, int]:
+    papers = run.table("papers")
     return papers["topic_id"].astype(str).value_counts().to_dict()
 
 
 # --- 1. the Curate page ------------------------------------------------------------------
 
 
-def test_curate_page_renames_hides_and_undoes(cache, seed_run, labels, browser):
-    papers = seed_run.table("papers")
+def test_curate_page_renames_hides_and_undoes(cache, built, labels, browser):
+    papers = built.table("papers")
     total = len(papers)
-    hidden_size = topic_sizes(seed_run)["2"]
     new_label = "Diffusion models (curated)"
     with served(cache) as url, tab(browser) as page:
+        open_page(page, f"{url}/topic_map?corpus={CORPUS}&level=topic")
+        a = labelled_topic(built, labels, map_labels(page))  # renamed: its label is drawn
+        b = next(t for t in topic_ids(built) if t != a)  # hidden
+        hidden_size = topic_sizes(built)[b]
         open_page(page, f"{url}/curate?corpus={CORPUS}")
         assert page.locator("h1").first.inner_text() == "Curate"
         assert "Curate" in nav_text(page)
 
-        # Rename topic 1 through the form.
+        # Rename topic a through the form.
         rename = form(page, "Rename")
-        choose(page, rename, "1")
+        choose(page, rename, a)
         rename.get_by_label("New label").fill(new_label)
         rename.get_by_role("button", name="Rename", exact=True).click()
-        assert saved(page).endswith(f"rename 1 to '{new_label}'")
-        # The picker keeps topic 1 and names it by its new label (streamlit#13788).
+        assert saved(page).endswith(f"rename {a} to '{new_label}'")
+        # The picker keeps topic a and names it by its new label (streamlit#13788).
         box = form(page, "Rename").locator('[data-testid="stSelectbox"]')
-        expect(box.filter(has_text=NODE_PICKER).locator("input")).to_have_value(f"1: {new_label}")
+        expect(box.filter(has_text=NODE_PICKER).locator("input")).to_have_value(f"{a}: {new_label}")
         page.screenshot(path=str(ARTIFACTS / "curate_renamed.png"), full_page=True)
         (change,) = curation.read(cache, CORPUS)
-        assert (change["op"], change["node"], change["label"]) == ("rename", "1", new_label)
+        assert (change["op"], change["node"], change["label"]) == ("rename", a, new_label)
         assert change["source"] == "dashboard"
 
         # The new label on the Topics page and on the map.
-        open_page(page, f"{url}/topics?corpus={CORPUS}&topic=1")
-        page.get_by_text(f"Topic 1: {new_label}").wait_for(timeout=30_000)
+        open_page(page, f"{url}/topics?corpus={CORPUS}&topic={a}")
+        page.get_by_text(f"Topic {a}: {new_label}").wait_for(timeout=30_000)
         page.screenshot(path=str(ARTIFACTS / "curate_topics_renamed.png"), full_page=True)
         open_page(page, f"{url}/topic_map?corpus={CORPUS}&level=topic")
-        assert new_label in map_text(page)
-        assert labels["1"] not in map_text(page)
+        assert drawn(new_label, map_labels(page)) and not drawn(labels[a], map_labels(page))
+        names = map_names(page)
+        assert f"{a}: {new_label}" in names and f"{a}: {labels[a]}" not in names
         assert shown_count(page) == total
 
-        # Hide topic 2: its papers leave the map unless "Show hidden topics" is checked.
+        # Hide topic b: its papers leave the map unless "Show hidden topics" is checked.
         open_page(page, f"{url}/curate?corpus={CORPUS}")
         page.get_by_role("tab", name="Hide", exact=True).click()
         hide = form(page, "Hide")
-        choose(page, hide, "2")
+        choose(page, hide, b)
         hide.get_by_role("button", name="Hide", exact=True).click()
-        assert saved(page).endswith("hide 2")
+        assert saved(page).endswith(f"hide {b}")
         open_page(page, f"{url}/topic_map?corpus={CORPUS}&level=topic")
         assert shown_count(page) == total - hidden_size
-        assert f"{labels['2']} (hidden)" not in map_text(page)
+        assert f"{labels[b]} (hidden)" not in map_text(page)
+        assert not [n for n in map_names(page) if n.startswith(f"{b}: ")]  # its points left
         page.screenshot(path=str(ARTIFACTS / "curate_map_hidden.png"), full_page=True)
         page.get_by_text("Show hidden topics").click()
         page.wait_for_function(
@@ -226,22 +289,22 @@ def test_curate_page_renames_hides_and_undoes(cache, seed_run, labels, browser):
             timeout=60_000,
         )
         wait_for_app(page)
-        assert f"{labels['2']} (hidden)" in map_text(page)
+        assert f"{b}: {labels[b]} (hidden)" in map_names(page)
         colors = point_colors(page)
         assert len(colors) == total
-        in_2 = set(papers.loc[papers["topic_id"] == "2", "paper_id"])
+        in_2 = set(papers.loc[papers["topic_id"] == b, "paper_id"])
         assert {colors[p] for p in in_2} == {HIDDEN_COLOR}  # greyed
         assert HIDDEN_COLOR not in {c for p, c in colors.items() if p not in in_2}
         assert "show_hidden=true" in page.url
         page.screenshot(path=str(ARTIFACTS / "curate_map_show_hidden.png"), full_page=True)
-        open_page(page, f"{url}/topics?corpus={CORPUS}&topic=2")
-        page.get_by_text(f"Topic 2: {labels['2']} (hidden)").wait_for(timeout=30_000)
+        open_page(page, f"{url}/topics?corpus={CORPUS}&topic={b}")
+        page.get_by_text(f"Topic {b}: {labels[b]} (hidden)").wait_for(timeout=30_000)
 
         # History: undo takes the hide back, and the rename stays.
         open_page(page, f"{url}/curate?corpus={CORPUS}")
         page.get_by_role("tab", name="History", exact=True).click()
         page.get_by_role("button", name="Undo the last change").click()
-        assert "Took back: #2" in saved(page) and "hide 2" in saved(page)
+        assert "Took back: #2" in saved(page) and f"hide {b}" in saved(page)
         page.get_by_role("tab", name="History", exact=True).click()
         page.wait_for_timeout(500)
         page.screenshot(path=str(ARTIFACTS / "curate_history_undone.png"), full_page=True)
@@ -259,10 +322,11 @@ def test_curate_page_renames_hides_and_undoes(cache, seed_run, labels, browser):
 # --- 2. two editors at once ----------------------------------------------------------------
 
 
-def test_two_tabs_saving_at_once_keep_both_changes(cache, browser):
-    wanted = {"1": "First tab's name", "2": "Second tab's name"}
+def test_two_tabs_saving_at_once_keep_both_changes(cache, two, browser):
+    a, b = two
+    wanted = {a: "First tab's name", b: "Second tab's name"}
     with served(cache) as url, tab(browser) as first, tab(browser) as second:
-        pages = {"1": first, "2": second}
+        pages = {a: first, b: second}
         buttons = {}
         for node, page in pages.items():
             open_page(page, f"{url}/curate?corpus={CORPUS}")
@@ -291,8 +355,9 @@ def test_two_tabs_saving_at_once_keep_both_changes(cache, browser):
 # --- 3. a CLI change reaches every `explorer serve` worker -----------------------------------
 
 
-def test_cli_change_shows_on_both_serve_workers(cache, labels, browser, tmp_path):
+def test_cli_change_shows_on_both_serve_workers(cache, labels, two, browser, tmp_path):
     haproxy_or_skip()
+    a = two[0]
     port = _free_port()
     log = tmp_path / "serve.log"
     command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(cache), "serve",
@@ -307,17 +372,17 @@ def test_cli_change_shows_on_both_serve_workers(cache, labels, browser, tmp_path
                 page = stack.enter_context(tab(browser, [cookie]))
                 answered: set[str] = set()  # the workers that answered this tab's requests
                 page.on("response", functools.partial(note_worker, url, answered))
-                response = open_page(page, f"{url}/topics?corpus={CORPUS}&topic=1")
+                response = open_page(page, f"{url}/topics?corpus={CORPUS}&topic={a}")
                 assert response.headers.get("x-explorer-worker") == worker
-                page.get_by_text(f"Topic 1: {labels['1']}").wait_for(timeout=30_000)
+                page.get_by_text(f"Topic {a}: {labels[a]}").wait_for(timeout=30_000)
                 pages[worker] = (page, answered)
-            done = explorer("--cache-dir", str(cache), "curate", CORPUS, "rename", "1", label)
+            done = explorer("--cache-dir", str(cache), "curate", CORPUS, "rename", a, label)
             assert done.returncode == 0, done.stderr
-            assert f"rename 1 to '{label}'" in done.stdout
+            assert f"rename {a} to '{label}'" in done.stdout
             for worker, (page, answered) in pages.items():
                 page.locator("h1").first.click()  # focus the page, not a widget, then rerun
                 page.keyboard.press("r")  # Streamlit's rerun shortcut: same session
-                page.get_by_text(f"Topic 1: {label}").wait_for(timeout=60_000)
+                page.get_by_text(f"Topic {a}: {label}").wait_for(timeout=60_000)
                 wait_for_app(page)
                 no_exception(page)
                 assert answered == {worker}, f"{worker}'s tab was served by {answered}"
@@ -330,23 +395,24 @@ def test_cli_change_shows_on_both_serve_workers(cache, labels, browser, tmp_path
 
 
 @pytest.fixture
-def published_curated(cache, tmp_path) -> Path:
-    assert (
-        cli.main(["--cache-dir", str(cache), "curate", CORPUS, "rename", "1", "Published name"])
-        == 0
-    )
+def published_curated(cache, two, tmp_path) -> Path:
+    argv = ["--cache-dir", str(cache), "curate", CORPUS, "rename", two[0], "Published name"]
+    assert cli.main(argv) == 0
     dest = tmp_path / "site"
     assert cli.main(["--cache-dir", str(cache), "publish", CORPUS, str(dest)]) == 0
     assert (dest / "cache" / CORPUS / curation.FILE).is_file()
     return dest
 
 
-def test_published_folder_shows_curation_but_cannot_edit(published_curated, browser, monkeypatch):
+def test_published_folder_shows_curation_but_cannot_edit(
+    published_curated, two, browser, monkeypatch
+):
     site = published_curated
+    a, b = two
     monkeypatch.delenv("EXPLORER_CURATION", raising=False)
     with served(site / "cache", app_dir=site) as url, tab(browser) as page:
-        open_page(page, f"{url}/topics?corpus={CORPUS}&topic=1")
-        page.get_by_text("Topic 1: Published name").wait_for(timeout=30_000)
+        open_page(page, f"{url}/topics?corpus={CORPUS}&topic={a}")
+        page.get_by_text(f"Topic {a}: Published name").wait_for(timeout=30_000)
         nav = nav_text(page)
         assert "Topics" in nav and "Curate" not in nav
         page.screenshot(path=str(ARTIFACTS / "curate_published_readonly.png"), full_page=True)
@@ -361,24 +427,24 @@ def test_published_folder_shows_curation_but_cannot_edit(published_curated, brow
         assert "Curate" in nav_text(page)
         assert page.locator("h1").first.inner_text() == "Curate"
         rename = form(page, "Rename")
-        choose(page, rename, "2")
+        choose(page, rename, b)
         rename.get_by_label("New label").fill("Edited where published")
         rename.get_by_role("button", name="Rename", exact=True).click()
-        assert saved(page).endswith("rename 2 to 'Edited where published'")
+        assert saved(page).endswith(f"rename {b} to 'Edited where published'")
         page.screenshot(path=str(ARTIFACTS / "curate_published_override.png"), full_page=True)
     changes = curation.read(site / "cache", CORPUS)
-    assert [(c["node"], c["source"]) for c in changes] == [("1", "cli"), ("2", "dashboard")]
+    assert [(c["node"], c["source"]) for c in changes] == [(a, "cli"), (b, "dashboard")]
 
 
-def test_cli_refuses_an_unknown_node_and_writes_nothing(cache):
+def test_cli_refuses_an_unknown_node_and_writes_nothing(cache, two):
     file = curation.path(cache, CORPUS)
-    for args in (["rename", "999", "A name"], ["hide", "999"], ["merge", "1", "999"]):
+    for args in (["rename", "999", "A name"], ["hide", "999"], ["merge", two[0], "999"]):
         done = explorer("--cache-dir", str(cache), "curate", CORPUS, *args)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and "'999'" in lines[0], done.stderr
         assert not file.exists()
-    assert explorer("--cache-dir", str(cache), "curate", CORPUS, "hide", "1").returncode == 0
+    assert explorer("--cache-dir", str(cache), "curate", CORPUS, "hide", two[0]).returncode == 0
     before = file.read_bytes()
     done = explorer("--cache-dir", str(cache), "curate", CORPUS, "rename", "A99", "x")
     assert done.returncode == 2 and "'A99'" in done.stderr

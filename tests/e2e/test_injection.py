@@ -25,14 +25,13 @@ from urllib.parse import quote, urlencode, urlparse
 import pytest
 
 from explorer import curation
-from explorer.artifacts import OUTLIER_ID, id_order
-from explorer.build.pipeline import BuildConfig, build
+from explorer.build.pipeline import build
 from explorer.build.sources import read_inputs
 from explorer.view.text import WORD_JOINER, shorten
-from tests.conftest import SEED_DIR
+from tests.conftest import SEED_DIR, build_config, topic_ids
 from tests.e2e.conftest import ARTIFACTS, no_exception, start_server, stop_server, wait_for_app
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.realbuild]
 
 EVIL = "evil.example"
 MARK = "PWN"  # every payload's visible text carries it, so what it became can be found
@@ -123,8 +122,11 @@ FORBIDDEN_JS = """
 
 @pytest.fixture(scope="module")
 def hostile_cache(seed_cache, tmp_path_factory):
-    """A real build: the seed abstracts (2025, two statuses) plus two papers (2024) whose
-    every text field holds every payload."""
+    """A real build: the seed abstracts (2025, two statuses), the planted subject groups
+    (tests/planted.py: at least the four topics `_curate` renames, whatever the build
+    seed) and two papers (2024) whose every text field holds every payload."""
+    from tests.planted import planted_rows
+
     root = tmp_path_factory.mktemp("hostile")
     rows = [
         {"id": f"s{i}", "title": p.title, "abstract": p.abstract, "year": 2025,
@@ -134,12 +136,13 @@ def hostile_cache(seed_cache, tmp_path_factory):
     for n, suffix in (("h1", ""), ("h2", " Second copy.")):
         row = {field: VALUES[field] + (suffix if field == "abstract" else "") for field in FIELDS}
         rows.append({"id": n, "year": 2024, **row})
+    rows += planted_rows()
     source = root / "hostile.jsonl"
     source.write_text("\n".join(json.dumps(r) for r in rows))
     cache = root / "cache"
     shutil.copytree(seed_cache / "embeddings", cache / "embeddings")
     run = build(
-        BuildConfig(name="hostile", inputs=(str(source),)),
+        build_config("hostile", [source]),
         cache_dir=cache,
         progress=False,
         log=lambda m: None,
@@ -153,13 +156,13 @@ def hostile_cache(seed_cache, tmp_path_factory):
 
 
 def _curate(cache, run, paper_id: str) -> tuple[str, list[str]]:
-    """Curate the hostile corpus: rename four topics to the curated labels (a corpus this
-    small has no area level to show an area's), move the hostile paper into the first of
+    """Curate the hostile corpus: rename four topics to the curated labels (topics, not
+    areas: each renamed topic's page shows its label), move the hostile paper into the first of
     them (its detail shows the label), and add a change no node matches (the Curate page
     lists it). Returns the hostile paper's topic now, and the other three."""
     papers, nodes = run.table("papers"), run.table("nodes")
-    topics = sorted(set(papers["topic_id"]) - {OUTLIER_ID}, key=id_order)[:4]
-    assert len(topics) == 4, topics
+    topics = topic_ids(run)[: len(CURATED)]
+    assert len(topics) == len(CURATED), (topics, "the planted groups give enough topics")
     fourth = topics[3]
 
     def record(op, paper_frame=papers, shown=None, **args):

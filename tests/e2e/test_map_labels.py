@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import SHARED, build_config
 from tests.e2e.conftest import ARTIFACTS, page_served
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.realbuild]
 ICML = SHARED / "paperlists" / "icml"
 FONT_SIZES_JS = """
 () => [...document.querySelectorAll('.js-plotly-plot g.annotation')].map(g => {
@@ -27,11 +27,11 @@ FONT_SIZES_JS = """
 def icml_cache(seed_cache, tmp_path_factory):
     if not ICML.is_dir():
         pytest.skip(f"{ICML} is absent: the ICML 2013-2019 map test needs the shared paper lists")
-    from explorer.build.pipeline import BuildConfig, build
+    from explorer.build.pipeline import build
 
     cache = tmp_path_factory.mktemp("icml")
     run = build(
-        BuildConfig(name="icml", inputs=(str(ICML),)), cache_dir=cache, progress=False,
+        build_config("icml", [ICML]), cache_dir=cache, progress=False,
         log=lambda m: None,
     ).run  # fmt: skip
     return cache, run
