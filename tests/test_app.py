@@ -15,9 +15,9 @@ from tests.conftest import ROOT, shown, topic_ids
 TIMEOUT = 60
 
 
-@pytest.fixture
-def app(seed_cache, monkeypatch):
-    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(seed_cache))
+def _app_on(cache, monkeypatch) -> AppTest:
+    """An AppTest of app.py serving `cache`, with the run cache emptied first."""
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(cache))
     monkeypatch.chdir(ROOT)
     from explorer.view.ui.data import load_run
 
@@ -26,13 +26,15 @@ def app(seed_cache, monkeypatch):
 
 
 @pytest.fixture
+def app(seed_cache, monkeypatch):
+    return _app_on(seed_cache, monkeypatch)
+
+
+@pytest.fixture
 def planted_app(planted_cache, monkeypatch):
-    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(planted_cache))
-    monkeypatch.chdir(ROOT)
     from explorer.view.ui.data import load_run
 
-    load_run.clear()
-    yield AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    yield _app_on(planted_cache, monkeypatch)
     load_run.clear()
 
 
