@@ -26,12 +26,14 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 build-default: $(VENV)/.installed
 	$(VENV)/bin/explorer build data/icml2025 --name $(DEFAULT_CORPUS)
 
+# One Streamlit process on 127.0.0.1:PORT; it prints the host's one-click editing link.
 run: build-default
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true
+	$(VENV)/bin/explorer dashboard --port $(PORT)
 
 # Every core: one Streamlit worker per core (WORKERS=N to choose) behind haproxy, on PORT.
+# Read-only unless EDIT=1 (the host then edits through the link it prints).
 serve: build-default haproxy
-	$(VENV)/bin/explorer serve --port $(PORT) $(if $(WORKERS),--workers $(WORKERS))
+	$(VENV)/bin/explorer serve --port $(PORT) $(if $(WORKERS),--workers $(WORKERS)) $(if $(EDIT),--edit)
 
 # Debian's chromium for the real-browser tests, and an emoji font so screenshots show the
 # page icons as a visitor sees them; installed only when missing and root.

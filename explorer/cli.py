@@ -1,4 +1,4 @@
-"""`explorer build|info|export|list|fetch|publish|serve`: the command-line contract in DESIGN.md.
+"""`explorer build|info|export|list|fetch|publish|serve|dashboard|curate`: the command-line contract in DESIGN.md.
 
 Expected failures print one line on stderr and exit 2; heavy modules load only
 inside `build`, so `info`, `list` and `export` answer instantly.
@@ -16,6 +16,7 @@ from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
 from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE
 from explorer.build.topics import DEFAULT_SEED, MIN_DOCUMENTS
 from explorer.errors import ArtifactError, ExplorerError, describe_os_error
+from explorer.serve import DEFAULT_ADDRESS, DEFAULT_PORT, add_host_argument
 from explorer.serve import add_arguments as add_serve_arguments
 
 EXIT_ERROR = 2
@@ -76,6 +77,26 @@ def _parser() -> argparse.ArgumentParser:
         "Ctrl-C stops all",
     )
     add_serve_arguments(srv)
+    srv.add_argument(
+        "--edit",
+        action="store_true",
+        help="let the host edit curation: with EXPLORER_EDIT_KEY or the edit_key in "
+        ".streamlit/secrets.toml, else a fresh key printed in a one-click link",
+    )
+
+    dash = sub.add_parser(
+        "dashboard",
+        help="serve the dashboard on this machine (one process, loopback; `make run`); "
+        "the host edits through the link it prints",
+    )
+    dash.add_argument("--port", type=int, default=DEFAULT_PORT, help="default %(default)s")
+    dash.add_argument(
+        "--address", default=DEFAULT_ADDRESS, help="address to listen on (default %(default)s)"
+    )
+    add_host_argument(dash)
+    dash.add_argument(
+        "--read-only", action="store_true", help="nobody edits curation from the dashboard"
+    )
 
     b = sub.add_parser("build", help="build or update a corpus from abstracts")
     b.add_argument(
@@ -445,8 +466,24 @@ def _cmd_serve(args: argparse.Namespace, cache_dir: Path) -> None:
         workers=args.workers,
         port=args.port,
         address=args.address,
+        allowed_hosts=tuple(args.allowed_host),
+        edit=args.edit,
     )
     serve(config)
+
+
+def _cmd_dashboard(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer.serve import dashboard
+
+    app_dir = Path(__file__).resolve().parents[1]
+    dashboard(
+        app_dir,
+        cache_dir,
+        port=args.port,
+        address=args.address,
+        allowed_hosts=tuple(args.allowed_host),
+        edit=not args.read_only,
+    )
 
 
 def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
@@ -528,6 +565,7 @@ COMMANDS = {
     "fetch": _cmd_fetch,
     "publish": _cmd_publish,
     "serve": _cmd_serve,
+    "dashboard": _cmd_dashboard,
     "build": _cmd_build,
     "info": _cmd_info,
     "export": _cmd_export,

@@ -467,11 +467,3 @@ def describe(change: dict) -> str:
         what += ")"
     return f"#{change['id']} {change['time']} {change['source']}: {what}"
 
-
-def editing_allowed(app_dir: Path) -> bool:
-    """Whether this server may edit curation: EXPLORER_CURATION=on|off when set; otherwise
-    yes, except in a published folder (it carries a publish marker), which is read-only."""
-    setting = os.environ.get("EXPLORER_CURATION", "").strip().lower()
-    if setting in ("on", "off"):
-        return setting == "on"
-    return not (Path(app_dir) / PUBLISH_MARKER).is_file()

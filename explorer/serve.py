@@ -22,6 +22,7 @@ import errno
 import functools
 import importlib.util
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -35,6 +36,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomllib
+
 from explorer.errors import ExplorerError
 from explorer.names import NAME_RE, RESERVED_NAMES
 
@@ -42,6 +45,17 @@ DEFAULT_PORT = 8501
 # Loopback by default, as a TLS proxy in front is the way to share it (README, Hosting).
 DEFAULT_ADDRESS = "127.0.0.1"
 HEALTH_PATH = "/_stcore/health"
+# Host names every server answers to; any other Host header is refused (DNS rebinding: a
+# page on an attacker's name that resolves to this machine must not reach the app).
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+# Shared with explorer/view/ui/editing.py, which this stdlib-only module cannot import.
+EDIT_KEY_ENV = "EXPLORER_EDIT_KEY"
+READ_ONLY_ENV = "EXPLORER_READ_ONLY"
+CLIENT_HEADER_ENV = "EXPLORER_CLIENT_HEADER"
+CLIENT_HEADER = "X-Explorer-Client"
+MIN_KEY_CHARS = 16
+SECRETS_SECTION, SECRETS_FIELD = "explorer", "edit_key"  # in .streamlit/secrets.toml
+HOST_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|[0-9A-Fa-f:.]{2,45}")
 HAPROXY_PATHS = ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
 RUNTIME_DIR = ".serve"
 # explorer.artifacts' corpus names and the cache's other folders (that module loads pandas).
@@ -79,6 +93,13 @@ defaults
 
 frontend explorer
     bind ${bind}
+    # DNS rebinding: a request naming a host this server does not answer to gets 403.
+    acl expected_host req.hdr(host),lower,regsub(:[0-9]+$$,) -m str ${hosts}
+    http-request deny deny_status 403 unless expected_host
+    # The connecting address, for the workers' per-source sign-in limit; a client's own
+    # copies of it (and of X-Forwarded-For, which Streamlit trusts from loopback) are dropped.
+    http-request del-header X-Forwarded-For
+    http-request set-header ${client_header} %[src]
     default_backend workers
 
 backend workers
@@ -109,6 +130,16 @@ class ServeConfig:
     workers: int
     port: int = DEFAULT_PORT
     address: str = DEFAULT_ADDRESS
+    allowed_hosts: tuple[str, ...] = ()
+    edit: bool = False  # the host edits: with the configured key, else a fresh one
+
+    def hosts(self) -> list[str]:
+        """The names a request's Host may carry: loopback, the address listened on, and
+        the names the host configured (--allowed-host)."""
+        names = [*LOOPBACK_HOSTS, *self.allowed_hosts]
+        if self.address not in ("0.0.0.0", "::", ""):
+            names.append(self.address)
+        return list(dict.fromkeys(n.strip().lower().strip("[]") for n in names if n.strip()))
 
 
 @dataclass
@@ -148,13 +179,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"address to listen on (default {DEFAULT_ADDRESS}: this machine only; "
         "0.0.0.0 for every interface)",
     )
+    add_host_argument(parser)
+
+
+def add_host_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name visitors use (repeatable; localhost and the --address are "
+        "always allowed): requests naming any other host are refused",
+    )
 
 
 def render_config(config: ServeConfig, workers: list[Worker]) -> str:
     """haproxy's configuration: cookie-sticky, health-checked, websocket-proxying."""
     servers = "\n".join(f"    server {w.name} 127.0.0.1:{w.port} cookie {w.name}" for w in workers)
     return HAPROXY_CONFIG.substitute(
-        bind=f"{config.address}:{config.port}", health=HEALTH_PATH, servers=servers
+        bind=f"{config.address}:{config.port}",
+        health=HEALTH_PATH,
+        servers=servers,
+        hosts=" ".join(f"[{h}]" if ":" in h else h for h in config.hosts()),
+        client_header=CLIENT_HEADER,
     )
 
 
@@ -171,7 +218,8 @@ def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> N
     cfg = runtime / "haproxy.cfg"
     cfg.write_text(render_config(config, workers), encoding="utf-8")
     _check_haproxy_config(haproxy, cfg)
-    env = _worker_env(config)
+    key, fresh = edit_key(config.app_dir) if config.edit else (None, False)
+    env = _worker_env(config, key)
     proxy: subprocess.Popen | None = None
     with _StopSignals() as signals:
         try:
@@ -183,6 +231,7 @@ def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> N
             url = _public_url(config)
             _wait_proxy(proxy, url, runtime / "haproxy.log")
             log(f"Serving {url} with {len(workers)} workers (logs: {runtime}); Ctrl-C stops")
+            log(edit_banner(url, key, fresh))
             _supervise(workers, proxy, config, env, log)
         except _Stop:
             log("Stopping...")
@@ -226,8 +275,17 @@ def _check_ready(config: ServeConfig) -> str:
         raise ServeError(
             f"streamlit is not installed for {sys.executable}: pip install -r requirements.txt"
         )
+    check_hosts(config.allowed_hosts)
     _check_port_free(config.address, config.port)
     return haproxy
+
+
+def check_hosts(names: tuple[str, ...] | list[str]) -> None:
+    """A host name is letters, digits, dots and dashes, or an IPv6 address: nothing that
+    could change the meaning of the haproxy or Streamlit configuration it goes into."""
+    for name in names:
+        if not HOST_NAME_RE.fullmatch(name.strip().strip("[]")):
+            raise ServeError(f"--allowed-host {name!r} is not a host name or address")
 
 
 def _has_corpus(cache_dir: Path) -> bool:
@@ -274,15 +332,66 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _worker_env(config: ServeConfig) -> dict[str, str]:
+def _worker_env(config: ServeConfig, key: str | None) -> dict[str, str]:
     """Every worker reads the same cache and signs cookies with the same secret (random per
-    start, never written to disk), so any worker accepts what another signed."""
-    return {
+    start, never written to disk), so any worker accepts what another signed. They share
+    the edit key too (or are read-only), and trust the client header haproxy sets."""
+    env = {
         **os.environ,
         "EXPLORER_CACHE_DIR": str(config.cache_dir.resolve()),
         "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_urlsafe(32),
         "PYTHONUNBUFFERED": "1",
+        CLIENT_HEADER_ENV: CLIENT_HEADER,
     }
+    return editing_env(env, key)
+
+
+def editing_env(env: dict[str, str], key: str | None) -> dict[str, str]:
+    """A Streamlit process's environment: editing with `key`, or read-only (which also
+    overrides a key in .streamlit/secrets.toml)."""
+    env = {k: v for k, v in env.items() if k not in (EDIT_KEY_ENV, READ_ONLY_ENV)}
+    if key is None:
+        env[READ_ONLY_ENV] = "1"
+    else:
+        env[EDIT_KEY_ENV] = key
+    return env
+
+
+def edit_key(app_dir: Path) -> tuple[str, bool]:
+    """The key the host edits with, and whether it is fresh: EXPLORER_EDIT_KEY, else
+    `[explorer] edit_key` in the app's .streamlit/secrets.toml, else a new random one for
+    this start only (as Jupyter's token), never written anywhere."""
+    key = os.environ.get(EDIT_KEY_ENV) or _secrets_key(app_dir)
+    if not key:
+        return secrets.token_urlsafe(32), True
+    if len(key) < MIN_KEY_CHARS:
+        raise ServeError(
+            f"the configured edit key is shorter than {MIN_KEY_CHARS} characters: "
+            "choose a longer one, or unset it for a fresh key per start"
+        )
+    return key, False
+
+
+def _secrets_key(app_dir: Path) -> str | None:
+    file = Path(app_dir) / ".streamlit" / "secrets.toml"
+    try:
+        with open(file, "rb") as f:
+            key = tomllib.load(f).get(SECRETS_SECTION, {}).get(SECRETS_FIELD)
+    except FileNotFoundError:
+        return None
+    except (OSError, tomllib.TOMLDecodeError, AttributeError) as exc:
+        raise ServeError(f"{file}: unreadable ({exc})") from None
+    return key if isinstance(key, str) else None
+
+
+def edit_banner(url: str, key: str | None, fresh: bool) -> str:
+    """How the host edits, in one step. A fresh key is printed once, in a link whose key
+    the app takes out of the address bar at first load; a configured one never is."""
+    if key is None:
+        return "Read-only: nobody can change curation here (--edit lets the host)."
+    if fresh:
+        return f"Host: open {url}/?edit_key={key} to edit (this key works until this stops)"
+    return f"Host: sign in from the sidebar (Host sign-in) with your edit key to edit at {url}"
 
 
 # --- processes ---------------------------------------------------------------------------
@@ -340,11 +449,16 @@ def _start_worker(worker: Worker, config: ServeConfig, env: dict[str, str]) -> N
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py",
         "--server.port", str(worker.port), "--server.address", "127.0.0.1",
-        "--server.headless", "true",
+        "--server.headless", "true", *host_flags(config.hosts()),
     ]  # fmt: skip
     with _signals_deferred():
         worker.proc = _spawn(command, cwd=config.app_dir, env=env, log_path=worker.log_path)
     worker.healthy = False
+
+
+def host_flags(hosts: list[str]) -> list[str]:
+    """Streamlit's own Host check on its websocket (server.allowedHosts), one flag each."""
+    return [flag for host in hosts for flag in ("--server.allowedHosts", host)]
 
 
 def _start_haproxy(haproxy: str, cfg: Path) -> subprocess.Popen:
@@ -494,6 +608,36 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "(no output)"
 
 
+# --- one process: `explorer dashboard` (make run) -------------------------------------
+
+
+def dashboard(
+    app_dir: Path,
+    cache_dir: Path,
+    *,
+    port: int = DEFAULT_PORT,
+    address: str = DEFAULT_ADDRESS,
+    allowed_hosts: tuple[str, ...] = (),
+    edit: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> None:
+    """Replace this process with one `streamlit run app.py` on `address` (loopback by
+    default), answering only to the expected host names, after printing how the host edits
+    (a fresh one-click link unless a key is configured, or read-only)."""
+    config = ServeConfig(app_dir, cache_dir, 1, port, address, tuple(allowed_hosts), edit)
+    check_hosts(config.allowed_hosts)
+    _check_port_free(address, port)
+    key, fresh = edit_key(app_dir) if edit else (None, False)
+    env = editing_env({**os.environ, "EXPLORER_CACHE_DIR": str(cache_dir.resolve())}, key)
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        "--server.address", address, "--server.headless", "true", *host_flags(config.hosts()),
+    ]  # fmt: skip
+    (log or _log)(edit_banner(_public_url(config), key, fresh))
+    os.chdir(app_dir)
+    os.execve(sys.executable, command, env)
+
+
 # --- the published folder's entry point -------------------------------------------------
 
 
@@ -516,7 +660,8 @@ def main(argv: list[str] | None = None, *, app_dir: Path) -> int:
         workers=args.workers,
         port=args.port,
         address=args.address,
-    )
+        allowed_hosts=tuple(args.allowed_host),
+    )  # a published folder is read-only: no --edit here
     try:
         serve(config)
     except (ExplorerError, OSError) as exc:

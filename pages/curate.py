@@ -1,8 +1,10 @@
 """Curate: rename, merge, hide and move, with the history, undo and revert.
 
-Listed in the navigation only where this server may edit (explorer.curation.editing_allowed);
-every change goes through explorer.curation, as `explorer curate` does, and shows on every
-page at the next rerun, in every worker.
+Listed in the navigation only for the host's editing session (explorer/view/ui/editing.py),
+and every write asks the gate again on the server: a session that is not the host's, has
+signed out, expired or writes too fast records nothing. Every change goes through
+explorer.curation, as `explorer curate` does, and shows on every page at the next rerun,
+in every worker.
 """
 
 from pathlib import Path
@@ -14,6 +16,7 @@ from explorer import curation
 from explorer.errors import InputError
 from explorer.view.store import node_name
 from explorer.view.text import md, md_format
+from explorer.view.ui import editing
 from explorer.view.ui.data import RunData, cache_dir, current, levels
 from explorer.view.ui.router import ensure_router
 
@@ -25,10 +28,11 @@ DONE = "curate_done"  # what the last change did, shown after the rerun it trigg
 def edit(data: RunData, op: str, **args: object) -> None:
     """Record one change (as the dashboard), then rerun so every view shows it."""
     try:
+        editing.require_editor(APP_DIR)
         change = curation.record(
             cache_dir(), data.corpus, data.built_papers, data.nodes, op, source="dashboard", **args
         )
-    except InputError as exc:
+    except (InputError, editing.EditRefused) as exc:
         st.error(md(exc))
         return
     st.session_state[DONE] = curation.describe(change)
@@ -37,8 +41,9 @@ def edit(data: RunData, op: str, **args: object) -> None:
 
 def take_back(data: RunData, to: int | None) -> None:
     try:
+        editing.require_editor(APP_DIR)
         back, restored = curation.take_back(cache_dir(), data.corpus, to=to, source="dashboard")
-    except InputError as exc:
+    except (InputError, editing.EditRefused) as exc:
         st.error(md(exc))
         return
     lines = [f"Took back: {curation.describe(c)}" for c in back]
@@ -96,11 +101,11 @@ def history(data: RunData) -> pd.DataFrame:
     ).iloc[::-1]
 
 
+if not editing.is_editor(APP_DIR):  # signed out or expired since the navigation was built
+    st.info("Only the host can change this dashboard.")
+    st.stop()
 data = current()
 st.title("Curate")
-if not curation.editing_allowed(APP_DIR):
-    st.info("This dashboard is read-only: curation is edited where the corpus was built.")
-    st.stop()
 st.caption(
     "Changes are kept beside the corpus (curation.json), show on every page at once and "
     "carry over to rebuilds; undo and revert take them back."

@@ -32,6 +32,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 SEED_ENV = "EXPLORER_TEST_SEED"
 BUILD_SEED = int(os.environ.get(SEED_ENV) or DEFAULT_SEED)
 SEED_ARGS = ("--seed", str(BUILD_SEED))  # for `explorer build` command lines
+# The host's edit key in tests (explorer/view/ui/editing.py): servers and AppTests that
+# the host edits get it in EXPLORER_EDIT_KEY, and the host presents it as ?edit_key=.
+EDIT_KEY = "test-host-edit-key-0123456789abcdef"
 # Session fixtures that hold a real build: a test using any of them is marked `realbuild`.
 REAL_BUILD_FIXTURES = {"seed_cache", "planted_cache"}
 
@@ -203,3 +206,21 @@ def shown(markdown: object) -> str:
     from explorer.view.text import WORD_JOINER
 
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(markdown)).replace(WORD_JOINER, "")
+
+
+@pytest.fixture
+def clickable(monkeypatch):
+    """For tests that click buttons. AppTest resets Streamlit's legacy-multipage flag
+    before every run, so with a pages/ folder each run first executes the page alone, and
+    explorer/view/ui/router.py reruns it under app.py: a click is spent on that first,
+    aborted run. A real server leaves legacy mode for good once a session ran app.py;
+    with this fixture, so does AppTest."""
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.pages_manager import PagesManager
+
+    class Modern(PagesManager):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test, "PagesManager", Modern)

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT, shown, topic_ids
+from tests.conftest import EDIT_KEY, ROOT, shown, topic_ids
 
 TIMEOUT = 60
 
@@ -43,6 +43,14 @@ def planted_run(planted_cache):
     from explorer.artifacts import open_run
 
     return open_run(planted_cache, "planted")
+
+
+def as_host(at: AppTest, monkeypatch) -> AppTest:
+    """`at` as the host: the server has an edit key (explorer/view/ui/editing.py) and the
+    session presents it on its first run, as the one-click link does."""
+    monkeypatch.setenv("EXPLORER_EDIT_KEY", EDIT_KEY)
+    at.query_params["edit_key"] = EDIT_KEY
+    return at
 
 
 def run_page(app: AppTest, page: str, **params) -> AppTest:

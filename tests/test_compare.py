@@ -14,6 +14,7 @@ from explorer.view.compare import (
     topic_centroids,
     year_shares,
 )
+from tests.conftest import ROOT
 
 
 def test_a_corpus_compared_with_itself_matches_every_topic_to_itself(seed_run):
@@ -94,7 +95,7 @@ def compare_cache(seed_cache, tmp_path, monkeypatch):
 def _compare_page(**params):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file("/work/main/app.py", default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

@@ -209,17 +209,6 @@ def test_members_match_a_rebuilt_run_by_overlap():
     assert curation.Members.of_run(papers).find("A0", [f"p{i}" for i in range(20)]) == "A0"
 
 
-def test_editing_is_off_in_a_published_folder_unless_set(tmp_path, monkeypatch):
-    monkeypatch.delenv("EXPLORER_CURATION", raising=False)
-    assert curation.editing_allowed(tmp_path)
-    (tmp_path / ".explorer-publish.json").write_text("{}")
-    assert not curation.editing_allowed(tmp_path)
-    monkeypatch.setenv("EXPLORER_CURATION", "on")
-    assert curation.editing_allowed(tmp_path)
-    monkeypatch.setenv("EXPLORER_CURATION", "off")
-    assert not curation.editing_allowed(tmp_path.parent)
-
-
 def test_no_curation_changes_nothing_but_adds_hidden(run):
     cache, r = run
     t = _tables(r)

@@ -24,7 +24,7 @@ from explorer import artifacts, cli, curation
 from explorer.artifacts import open_run
 from explorer.view.map_layout import HIDDEN_COLOR
 from tests.conftest import ROOT, shown, topic_ids
-from tests.test_app import TIMEOUT, run_page, texts, topic_papers
+from tests.test_app import TIMEOUT, as_host, run_page, texts, topic_papers
 
 CORPUS = "planted"
 
@@ -37,29 +37,14 @@ def _clear_caches() -> None:
 
 
 def _app_factory(cache, monkeypatch):
+    """New AppTests of the app on `cache`, each the host's session (signed in with the
+    edit key on its first run, as the one-click link does)."""
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(cache))
-    monkeypatch.delenv("EXPLORER_CURATION", raising=False)
     monkeypatch.chdir(ROOT)
     _clear_caches()
-    return lambda: AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-
-
-@pytest.fixture
-def clickable(monkeypatch):
-    """For tests that click buttons. AppTest resets Streamlit's legacy-multipage flag
-    before every run, so with a pages/ folder each run first executes the page alone, and
-    explorer/view/ui/router.py reruns it under app.py: a click is spent on that first,
-    aborted run. A real server leaves legacy mode for good once a session ran app.py;
-    with this fixture, so does AppTest."""
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.pages_manager import PagesManager
-
-    class Modern(PagesManager):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(app_test, "PagesManager", Modern)
+    return lambda: as_host(
+        AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT), monkeypatch
+    )
 
 
 @pytest.fixture
@@ -508,16 +493,6 @@ def test_curate_page_lists_unmatched_changes(cache, app, built):
     assert curation.describe(change) in [e.value for e in at.text]
     at = run_page(app(), "topics", topic=built.ids[0])
     assert "Lost label" not in texts(at)
-
-
-def test_curate_page_is_not_offered_where_editing_is_off(cache, app, monkeypatch):
-    monkeypatch.setenv("EXPLORER_CURATION", "off")
-    at = app().run()
-    assert not at.exception
-    with pytest.raises(ValueError, match="Could not find a navigation page"):
-        at.switch_page("pages/curate.py")
-    monkeypatch.setenv("EXPLORER_CURATION", "on")
-    assert "Curate" in [t.value for t in run_page(app(), "curate").title]
 
 
 # --- links -------------------------------------------------------------------------------

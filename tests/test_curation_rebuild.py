@@ -27,7 +27,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import artifacts, cli, curation
 from tests.conftest import ROOT, SEED_ARGS, SEED_DIR, SHARED, planted_inputs, shown
-from tests.test_app import TIMEOUT, run_page
+from tests.test_app import TIMEOUT, as_host, run_page
 
 pytestmark = [pytest.mark.slow, pytest.mark.realbuild]
 
@@ -297,10 +297,9 @@ def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypat
         assert "Lost label" not in set(data.nodes["label"])
 
         monkeypatch.setenv("EXPLORER_CACHE_DIR", str(cache))
-        monkeypatch.delenv("EXPLORER_CURATION", raising=False)
         monkeypatch.chdir(ROOT)
         load_run.clear()
-        app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+        app = as_host(AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT), monkeypatch)
         at = run_page(app, "curate")
         n = len(cur.unmatched)
         assert any(f"{n} change(s) do not match" in shown(w.value) for w in at.warning)

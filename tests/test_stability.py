@@ -13,7 +13,7 @@ from explorer.build.stability import (
     refit_labels,
     topic_stability,
 )
-from tests.conftest import SEED_ARGS, SEED_DIR
+from tests.conftest import ROOT, SEED_ARGS, SEED_DIR
 
 
 def test_partner_jaccard_is_a_one_to_one_assignment():
@@ -123,7 +123,7 @@ def test_a_stability_build_scores_every_topic_and_shows_it(stable_cache, tmp_pat
     assert all(r["stability"] != "" for r in rows if r["topic_id"] != "-1")
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(stable_cache))
     load_run.clear()
-    at = AppTest.from_file("/work/main/app.py", default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.switch_page("pages/topics.py").run()
     assert "stability" in at.dataframe[0].value.columns
     at.switch_page("pages/topic_map.py").run()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import EDIT_KEY, ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
@@ -52,15 +52,24 @@ def browser():
 
 
 def start_server(
-    cache: Path, *, python: str = sys.executable, app_dir: Path = ROOT
+    cache: Path,
+    *,
+    python: str = sys.executable,
+    app_dir: Path = ROOT,
+    edit_key: str | None = EDIT_KEY,
+    extra: tuple[str, ...] = (),
 ) -> tuple[subprocess.Popen, str]:
-    """`streamlit run app.py` on a free loopback port, once healthy."""
+    """`streamlit run app.py` on a free loopback port, once healthy. The host edits with
+    `edit_key` (None: nobody edits); visitors in the tests never present it."""
     port = _free_port()
-    env = {**os.environ, "EXPLORER_CACHE_DIR": str(cache)}
+    env = {k: v for k, v in os.environ.items() if k != "EXPLORER_EDIT_KEY"}
+    env["EXPLORER_CACHE_DIR"] = str(cache)
+    if edit_key is not None:
+        env["EXPLORER_EDIT_KEY"] = edit_key
     cmd = [
         python, "-m", "streamlit", "run", str(app_dir / "app.py"),
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--client.showErrorDetails", "full",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", "--client.showErrorDetails", "full", *extra,
     ]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE

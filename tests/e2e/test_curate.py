@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 
 from explorer import artifacts, cli, curation
 from explorer.view.map_layout import HIDDEN_COLOR
-from tests.conftest import ROOT, topic_ids
+from tests.conftest import EDIT_KEY, ROOT, topic_ids
 from tests.e2e.conftest import (
     ARTIFACTS,
     _free_port,
@@ -243,7 +243,7 @@ def test_curate_page_renames_hides_and_undoes(cache, built, labels, browser):
         a = labelled_topic(built, labels, map_labels(page))  # renamed: its label is drawn
         b = next(t for t in topic_ids(built) if t != a)  # hidden
         hidden_size = topic_sizes(built)[b]
-        open_page(page, f"{url}/curate?corpus={CORPUS}")
+        open_page(page, f"{url}/curate?corpus={CORPUS}&edit_key={EDIT_KEY}")
         assert page.locator("h1").first.inner_text() == "Curate"
         assert "Curate" in nav_text(page)
 
@@ -272,7 +272,7 @@ def test_curate_page_renames_hides_and_undoes(cache, built, labels, browser):
         assert shown_count(page) == total
 
         # Hide topic b: its papers leave the map unless "Show hidden topics" is checked.
-        open_page(page, f"{url}/curate?corpus={CORPUS}")
+        open_page(page, f"{url}/curate?corpus={CORPUS}&edit_key={EDIT_KEY}")
         page.get_by_role("tab", name="Hide", exact=True).click()
         hide = form(page, "Hide")
         choose(page, hide, b)
@@ -301,7 +301,7 @@ def test_curate_page_renames_hides_and_undoes(cache, built, labels, browser):
         page.get_by_text(f"Topic {b}: {labels[b]} (hidden)").wait_for(timeout=30_000)
 
         # History: undo takes the hide back, and the rename stays.
-        open_page(page, f"{url}/curate?corpus={CORPUS}")
+        open_page(page, f"{url}/curate?corpus={CORPUS}&edit_key={EDIT_KEY}")
         page.get_by_role("tab", name="History", exact=True).click()
         page.get_by_role("button", name="Undo the last change").click()
         assert "Took back: #2" in saved(page) and f"hide {b}" in saved(page)
@@ -329,7 +329,7 @@ def test_two_tabs_saving_at_once_keep_both_changes(cache, two, browser):
         pages = {a: first, b: second}
         buttons = {}
         for node, page in pages.items():
-            open_page(page, f"{url}/curate?corpus={CORPUS}")
+            open_page(page, f"{url}/curate?corpus={CORPUS}&edit_key={EDIT_KEY}")
             rename = form(page, "Rename")
             choose(page, rename, node)
             rename.get_by_label("New label").fill(wanted[node])
@@ -404,36 +404,25 @@ def published_curated(cache, two, tmp_path) -> Path:
     return dest
 
 
-def test_published_folder_shows_curation_but_cannot_edit(
-    published_curated, two, browser, monkeypatch
-):
+def test_published_folder_shows_curation_but_cannot_edit(published_curated, two, browser):
+    """A published folder is read-only always: even a server started with an edit key
+    and a visitor presenting it get no Curate page (the CLI still edits its cache)."""
     site = published_curated
-    a, b = two
-    monkeypatch.delenv("EXPLORER_CURATION", raising=False)
+    a = two[0]
     with served(site / "cache", app_dir=site) as url, tab(browser) as page:
-        open_page(page, f"{url}/topics?corpus={CORPUS}&topic={a}")
+        open_page(page, f"{url}/topics?corpus={CORPUS}&topic={a}&edit_key={EDIT_KEY}")
         page.get_by_text(f"Topic {a}: Published name").wait_for(timeout=30_000)
         nav = nav_text(page)
         assert "Topics" in nav and "Curate" not in nav
+        assert "edit_key" not in page.url
+        assert page.get_by_text("Host sign-in").count() == 0
         page.screenshot(path=str(ARTIFACTS / "curate_published_readonly.png"), full_page=True)
-        page.goto(f"{url}/curate?corpus={CORPUS}")  # not a page of this app
+        page.goto(f"{url}/curate?corpus={CORPUS}&edit_key={EDIT_KEY}")  # not a page here
         wait_for_app(page)
         assert page.get_by_role("button", name="Rename", exact=True).count() == 0
         assert page.locator("h1").first.inner_text() != "Curate"
-
-    monkeypatch.setenv("EXPLORER_CURATION", "on")  # the documented override
-    with served(site / "cache", app_dir=site) as url, tab(browser) as page:
-        open_page(page, f"{url}/curate?corpus={CORPUS}")
-        assert "Curate" in nav_text(page)
-        assert page.locator("h1").first.inner_text() == "Curate"
-        rename = form(page, "Rename")
-        choose(page, rename, b)
-        rename.get_by_label("New label").fill("Edited where published")
-        rename.get_by_role("button", name="Rename", exact=True).click()
-        assert saved(page).endswith(f"rename {b} to 'Edited where published'")
-        page.screenshot(path=str(ARTIFACTS / "curate_published_override.png"), full_page=True)
     changes = curation.read(site / "cache", CORPUS)
-    assert [(c["node"], c["source"]) for c in changes] == [(a, "cli"), (b, "dashboard")]
+    assert [(c["node"], c["source"]) for c in changes] == [(a, "cli")]
 
 
 def test_cli_refuses_an_unknown_node_and_writes_nothing(cache, two):

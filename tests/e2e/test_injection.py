@@ -28,7 +28,7 @@ from explorer import curation
 from explorer.build.pipeline import build
 from explorer.build.sources import read_inputs
 from explorer.view.text import WORD_JOINER, shorten
-from tests.conftest import SEED_DIR, build_config, topic_ids
+from tests.conftest import EDIT_KEY, SEED_DIR, build_config, topic_ids
 from tests.e2e.conftest import ARTIFACTS, no_exception, start_server, stop_server, wait_for_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realbuild]
@@ -225,7 +225,10 @@ def test_payloads_render_literally_on_every_page(hostile_server, hostile_cache, 
     page.on("request", lambda r: requests.append(r.url))
     seen: dict[str, str] = {}
     for path, params in PAGE_PARAMS.items():
-        query = urlencode([(p, URL_PAYLOAD) for p in params], quote_via=quote)
+        pairs = [(p, URL_PAYLOAD) for p in params]
+        if path == "curate":  # the host's page: it signs in with the link's key
+            pairs.append(("edit_key", EDIT_KEY))
+        query = urlencode(pairs, quote_via=quote)
         seen[f"{path}?<payloads>"] = _visit(
             page, f"{hostile_server}/{path}?{query}", requests, hostile_server
         )
