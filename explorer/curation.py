@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID, PUBLISH_MARKER, Run, atomic_write_text, id_order
+from explorer.artifacts import OUTLIER_ID, Run, atomic_write_text, id_order
 from explorer.errors import ArtifactError, InputError
 
 SCHEMA = 1
@@ -466,4 +465,3 @@ def describe(change: dict) -> str:
             what += f"; restores {', '.join(map(str, change['restores']))}"
         what += ")"
     return f"#{change['id']} {change['time']} {change['source']}: {what}"
-

@@ -197,7 +197,7 @@ def sidebar(app_dir: Path, refusal: str | None) -> None:
         return
     if is_editor(app_dir):
         until = time.strftime("%H:%M", time.localtime(st.session_state[_EDITOR].expires))
-        st.caption(md_format("Editing as the host until {until}.", until=until))
+        st.caption(md_format("Editing as the host until {until} (server time).", until=until))
         if st.button("Sign out", key="editor_sign_out"):
             sign_out()
             st.rerun()
