@@ -468,6 +468,8 @@ def _cmd_serve(args: argparse.Namespace, cache_dir: Path) -> None:
         address=args.address,
         allowed_hosts=tuple(args.allowed_host),
         edit=args.edit,
+        client_conns=args.client_conns,
+        client_address_header=args.client_address_header,
     )
     serve(config)
 

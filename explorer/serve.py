@@ -33,7 +33,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import tomllib
@@ -70,10 +70,24 @@ _STOP_SIGNALS = tuple(
 )
 _PR_SET_PDEATHSIG = 1
 
+# Connection limits (README, "What the service withstands"). The proxy holds MAX_CONNS in
+# all; visitors get VISITOR_CONNS of them (the rest keep the health endpoint answering when
+# visitors fill theirs), and one client address at most CLIENT_CONNS at once (--client-conns):
+# a browser tab holds one websocket plus a few requests, so 50 covers a household behind one
+# NAT. Headers must arrive within HEADER_TIMEOUT (slow-header floods), and a websocket
+# silent for TUNNEL_TIMEOUT is closed: Streamlit pings every `server.websocketPingInterval`
+# seconds (.streamlit/config.toml), so only a dead or stuck client is ever that silent.
+MAX_CONNS = 4096
+VISITOR_CONNS = 4000
+CLIENT_CONNS = 50
+HEADER_TIMEOUT = "5s"
+TUNNEL_TIMEOUT = "2m"
+PROXY_HEALTH_PATH = "/_explorer/health"
+
 HAPROXY_CONFIG = string.Template("""\
 # Written by `explorer serve` on every start; edits are overwritten.
 global
-    maxconn 4096
+    maxconn ${max_conns}
     # Fail when the port is taken rather than share it with another listener.
     noreuseport
 
@@ -82,10 +96,11 @@ defaults
     timeout connect 5s
     timeout client 60s
     timeout server 60s
-    timeout http-request 10s
+    # Slow headers (slowloris) hold a connection at most this long.
+    timeout http-request ${header_timeout}
     timeout check 2s
-    # A browser tab keeps its websocket open for the whole visit.
-    timeout tunnel 1h
+    # A websocket silent this long is dead: live tabs answer Streamlit's ping.
+    timeout tunnel ${tunnel_timeout}
     timeout client-fin 5s
     # A dead worker's sessions move to a live one (the browser then starts a new session).
     option redispatch 1
@@ -93,14 +108,31 @@ defaults
 
 frontend explorer
     bind ${bind}
+    maxconn ${visitor_conns}
+    # One client may hold at most ${client_conns} connections at once; the next is refused.
+    stick-table type ip size 200k expire 10m store conn_cur
+${track}
     # DNS rebinding: a request naming a host this server does not answer to gets 403.
     acl expected_host req.hdr(host),lower,regsub(:[0-9]+$$,) -m str ${hosts}
     http-request deny deny_status 403 unless expected_host
-    # The connecting address, for the workers' per-source sign-in limit; a client's own
-    # copies of it (and of X-Forwarded-For, which Streamlit trusts from loopback) are dropped.
+    # Cross-site websockets: a browser names the page that opened the connection in Origin;
+    # one on another site is refused here, before Streamlit's own check (which would first
+    # call out to learn this machine's public address, stalling the worker).
+    acl expected_origin req.hdr(origin),lower,regsub(^[a-z]+://,),regsub(:[0-9]+$$,) -m str ${hosts}
+    http-request deny deny_status 403 if { req.hdr(origin) -m found } !expected_origin
+    # The client's address (the connection's, or the trusted proxy's header), for the
+    # workers' per-source sign-in limit; a client's own copies of it (and X-Forwarded-For,
+    # which Streamlit trusts from loopback) never reach a worker.
+    http-request set-header ${client_header} ${client_key}
     http-request del-header X-Forwarded-For
-    http-request set-header ${client_header} %[src]
     default_backend workers
+
+# Answers while the visitors' connections are full: 200 while a worker is up, else 503.
+frontend health
+    bind 127.0.0.1:${health_port}
+    maxconn 32
+    monitor-uri ${proxy_health}
+    monitor fail if { nbsrv(workers) lt 1 }
 
 backend workers
     balance leastconn
@@ -132,6 +164,11 @@ class ServeConfig:
     address: str = DEFAULT_ADDRESS
     allowed_hosts: tuple[str, ...] = ()
     edit: bool = False  # the host edits: with the configured key, else a fresh one
+    client_conns: int = CLIENT_CONNS  # concurrent connections per client address
+    # Behind a TLS proxy every visitor arrives from its address: name the header it sets
+    # to the visitor's (e.g. X-Forwarded-For; its last address, the one the proxy added).
+    client_address_header: str | None = None
+    health_port: int = 0  # the proxy's health endpoint on 127.0.0.1 (0: a free port)
 
     def hosts(self) -> list[str]:
         """The names a request's Host may carry: loopback, the address listened on, and
@@ -180,6 +217,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "0.0.0.0 for every interface)",
     )
     add_host_argument(parser)
+    parser.add_argument(
+        "--client-conns",
+        type=_positive,
+        default=CLIENT_CONNS,
+        metavar="N",
+        help=f"connections one client address may hold at once (default {CLIENT_CONNS})",
+    )
+    parser.add_argument(
+        "--client-address-header",
+        type=_header_name,
+        metavar="NAME",
+        help="behind a trusted TLS proxy: the header carrying the visitor's address "
+        "(e.g. X-Forwarded-For), for the per-client limits",
+    )
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return int(text)
+
+
+def _header_name(text: str) -> str:
+    """An HTTP header name (a token), so it cannot change haproxy's configuration."""
+    if not re.fullmatch(r"[A-Za-z0-9-]{1,64}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a header name")
+    return text
 
 
 def add_host_argument(parser: argparse.ArgumentParser) -> None:
@@ -194,7 +258,8 @@ def add_host_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def render_config(config: ServeConfig, workers: list[Worker]) -> str:
-    """haproxy's configuration: cookie-sticky, health-checked, websocket-proxying."""
+    """haproxy's configuration: cookie-sticky, health-checked, websocket-proxying, with
+    per-client connection limits and the Host and Origin checks."""
     servers = "\n".join(f"    server {w.name} 127.0.0.1:{w.port} cookie {w.name}" for w in workers)
     return HAPROXY_CONFIG.substitute(
         bind=f"{config.address}:{config.port}",
@@ -202,7 +267,32 @@ def render_config(config: ServeConfig, workers: list[Worker]) -> str:
         servers=servers,
         hosts=" ".join(f"[{h}]" if ":" in h else h for h in config.hosts()),
         client_header=CLIENT_HEADER,
+        max_conns=MAX_CONNS,
+        visitor_conns=VISITOR_CONNS,
+        client_conns=config.client_conns,
+        header_timeout=HEADER_TIMEOUT,
+        tunnel_timeout=TUNNEL_TIMEOUT,
+        health_port=config.health_port,
+        proxy_health=PROXY_HEALTH_PATH,
+        **_client_rules(config),
     )
+
+
+def _client_rules(config: ServeConfig) -> dict[str, str]:
+    """How a client is recognised (its address, or a trusted proxy's header) and limited."""
+    limit = config.client_conns
+    if config.client_address_header:
+        key = f"req.hdr_ip({config.client_address_header},-1)"
+        track = (
+            f"    http-request track-sc0 {key}\n"
+            f"    http-request deny deny_status 429 if {{ sc0_conn_cur gt {limit} }}"
+        )
+        return {"track": track, "client_key": f"%[{key}]"}
+    track = (
+        "    tcp-request connection track-sc0 src\n"
+        f"    tcp-request connection reject if {{ sc0_conn_cur gt {limit} }}"
+    )
+    return {"track": track, "client_key": "%[src]"}
 
 
 def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> None:
@@ -215,6 +305,8 @@ def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> N
         Worker(f"w{i}", _free_port(), runtime / f"worker-{i}.log")
         for i in range(1, config.workers + 1)
     ]
+    if not config.health_port:
+        config = replace(config, health_port=_free_port())
     cfg = runtime / "haproxy.cfg"
     cfg.write_text(render_config(config, workers), encoding="utf-8")
     _check_haproxy_config(haproxy, cfg)
@@ -231,6 +323,7 @@ def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> N
             url = _public_url(config)
             _wait_proxy(proxy, url, runtime / "haproxy.log")
             log(f"Serving {url} with {len(workers)} workers (logs: {runtime}); Ctrl-C stops")
+            log(f"Health: http://127.0.0.1:{config.health_port}{PROXY_HEALTH_PATH}")
             log(edit_banner(url, key, fresh))
             _supervise(workers, proxy, config, env, log)
         except _Stop:
@@ -661,6 +754,8 @@ def main(argv: list[str] | None = None, *, app_dir: Path) -> int:
         port=args.port,
         address=args.address,
         allowed_hosts=tuple(args.allowed_host),
+        client_conns=args.client_conns,
+        client_address_header=args.client_address_header,
     )  # a published folder is read-only: no --edit here
     try:
         serve(config)

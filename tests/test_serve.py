@@ -49,17 +49,50 @@ def test_config_is_cookie_sticky_health_checked_and_keeps_websockets_open():
     assert "server w1 127.0.0.1:5001 cookie w1" in text
     assert "server w2 127.0.0.1:5002 cookie w2" in text
     # New sessions by open connections; never by source address (one NAT = one worker).
-    assert "balance leastconn" in text and "source" not in text
+    assert "balance leastconn" in text and "balance source" not in text
     assert "option httpchk GET /_stcore/health" in text
-    assert "timeout tunnel 1h" in text
+    assert f"timeout tunnel {serve.TUNNEL_TIMEOUT}" in text
     assert "option redispatch" in text
+
+
+def test_idle_visitors_stay_connected_through_the_proxy():
+    """Streamlit's websocket ping (the app's config) comes well within the proxy's idle
+    timeout, so only a dead client's tunnel is ever closed for silence."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    ping = config["server"]["websocketPingInterval"]
+    tunnel = int(serve.TUNNEL_TIMEOUT.rstrip("m")) * 60
+    assert 0 < 2 * ping <= tunnel
+
+
+def test_client_limits_key_on_the_trusted_header_only_when_asked():
+    plain = serve.render_config(serve.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
+    assert "tcp-request connection track-sc0 src" in plain
+    assert f"sc0_conn_cur gt {serve.CLIENT_CONNS}" in plain
+    proxied = serve.ServeConfig(
+        ROOT, ROOT / "cache", 2, client_conns=7, client_address_header="X-Forwarded-For"
+    )
+    text = serve.render_config(proxied, WORKERS)
+    assert "http-request track-sc0 req.hdr_ip(X-Forwarded-For,-1)" in text
+    assert "sc0_conn_cur gt 7" in text and "track-sc0 src" not in text
+
+
+@pytest.mark.parametrize("name", ["X-Real-IP\nbind 0.0.0.0:1", "a b", "", "x" * 65])
+def test_a_client_header_that_is_not_a_header_name_is_refused(name):
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        serve._header_name(name)
 
 
 def test_haproxy_accepts_the_config(tmp_path):
     haproxy = serve.find_haproxy()
     if haproxy is None:
         pytest.skip("haproxy not installed (make test installs it when run as root)")
-    config = serve.ServeConfig(app_dir=ROOT, cache_dir=tmp_path, workers=2, port=8600)
+    config = serve.ServeConfig(
+        app_dir=ROOT, cache_dir=tmp_path, workers=2, port=8600, health_port=8601
+    )
     cfg = tmp_path / "haproxy.cfg"
     cfg.write_text(serve.render_config(config, WORKERS))
     serve._check_haproxy_config(haproxy, cfg)  # raises with haproxy's complaint

@@ -1,6 +1,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from explorer.view.store import (
     Filters,
@@ -270,3 +272,66 @@ def test_semantic_scores_in_blocks_equal_one_product(monkeypatch):
     monkeypatch.setattr(V, "ROW_BLOCK", 7)
     # The same products, summed in another order by BLAS: equal to float32 rounding.
     np.testing.assert_allclose(search.semantic_scores(vectors, query), whole, atol=1e-6)
+
+
+def _even_odd(xs, ys, px, py):
+    """The even-odd rule edge by edge over every point: the reference in_polygon must match."""
+    import numpy as np
+
+    odd = np.zeros(len(xs), dtype=bool)
+    for i in range(len(px)):
+        xa, ya, xb, yb = px[i - 1], py[i - 1], px[i], py[i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = xa + (ys - ya) * (xb - xa) / (yb - ya)
+        odd ^= ((ya > ys) != (yb > ys)) & (xs < at)
+    return odd
+
+
+@settings(max_examples=60, deadline=None)
+@given(hs.integers(3, 40), hs.integers(0, 2**32 - 1))
+def test_in_polygon_agrees_with_the_even_odd_rule(vertices, seed):
+    import numpy as np
+
+    from explorer.view.store import in_polygon
+
+    rng = np.random.default_rng(seed)
+    px, py = rng.normal(size=vertices), rng.normal(size=vertices)
+    xs, ys = rng.normal(size=400), rng.normal(size=400)
+    assert (in_polygon(xs, ys, px, py) == _even_odd(xs, ys, px, py)).all()
+
+
+def test_a_lasso_of_any_size_is_bounded_in_vertices_and_work():
+    import numpy as np
+
+    from explorer.view import store
+
+    rng = np.random.default_rng(0)
+    ys = np.sort(rng.normal(size=200_000))
+    # A 50,000-vertex zigzag whose every edge spans every point: the worst a client can send.
+    px, py = np.linspace(-5, 5, 50_000), np.tile([-5.0, 5.0], 25_000)
+    qx, qy = store.bounded_polygon(px, py, ys)
+    assert len(qx) <= store.MAX_LASSO_VERTICES
+    starts, ends, _ = store._edge_spans(qx, qy, ys)
+    assert (ends - starts).sum() <= store.MAX_LASSO_WORK or len(qx) <= 3
+    # A drawn lasso (a circle of 50,000 mouse moves) keeps its shape once decimated.
+    t = np.linspace(0, 2 * np.pi, 50_000, endpoint=False)
+    xs = rng.uniform(-2, 2, size=len(ys))
+    circle = {"x": list(np.cos(t)), "y": list(np.sin(t))}
+    inside = store.in_region(xs, ys, [], [circle])
+    truth = xs**2 + ys**2 < 1
+    assert (inside != truth).mean() < 0.001  # only points within a hair of the circle differ
+
+
+def test_malformed_or_too_many_shapes_are_ignored():
+    import numpy as np
+
+    from explorer.view import store
+
+    x, y = np.array([0.5, 5.0]), np.array([0.5, 5.0])
+    junk = [{"x": "abc", "y": [1]}, {"x": [[0, 1]], "y": [0, 1]}, {"y": [0, 1]}, "box", None]
+    assert not store.in_region(x, y, junk, junk).any()
+    assert not store.in_region(x, y, [{"x": [0, float("nan")], "y": [0, 1]}], "lasso").any()
+    far = {"x": [10, 11], "y": [10, 11]}
+    hit = {"x": [0, 1], "y": [0, 1]}
+    assert store.in_region(x, y, [far] * (store.MAX_SHAPES - 1) + [hit], [])[0]
+    assert not store.in_region(x, y, [far] * store.MAX_SHAPES + [hit], [])[0]  # past the cap

@@ -97,7 +97,9 @@ def search_box(data: RunData, filters: Filters) -> pd.DataFrame | None:
         key=state.ASK,
         bind="query-params",
         placeholder="e.g. papers about uncertainty in robot learning",
-        help="Ranks the papers that pass the filters by meaning, not by exact words.",
+        max_chars=state.MAX_TEXT_CHARS,  # enforced on the server too (Streamlit truncates)
+        help="Ranks the papers that pass the filters by meaning, not by exact words "
+        f"(up to {state.MAX_TEXT_CHARS} characters).",
     ).strip()
     if not query:
         return None

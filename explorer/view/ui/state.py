@@ -22,3 +22,7 @@ RISE_FROM = "from"
 RISE_TO = "to"
 ASK = "ask"
 LEVEL = "level"
+
+# The longest free text a visitor's search or question may be (their UI says so): widget
+# values arrive from any client, and a search string becomes part of per-run memo keys.
+MAX_TEXT_CHARS = 500

@@ -106,7 +106,11 @@ def filter_sidebar(data: RunData) -> Filters:
         st.subheader("Filters")
         topics = node_multiselect(choices)
         query = st.text_input(
-            "Search title, abstract, authors", key=state.QUERY, bind="query-params"
+            "Search title, abstract, authors",
+            key=state.QUERY,
+            bind="query-params",
+            max_chars=state.MAX_TEXT_CHARS,  # enforced on the server too (Streamlit truncates)
+            help=f"Words or phrases, up to {state.MAX_TEXT_CHARS} characters.",
         )
         statuses = choices.statuses
         warn_unknown(state.STATUS, statuses)
