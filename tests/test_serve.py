@@ -49,7 +49,7 @@ def test_config_is_cookie_sticky_health_checked_and_keeps_websockets_open():
     assert "server w1 127.0.0.1:5001 cookie w1" in text
     assert "server w2 127.0.0.1:5002 cookie w2" in text
     # New sessions by open connections; never by source address (one NAT = one worker).
-    assert "balance leastconn" in text and "source" not in text
+    assert "balance leastconn" in text and "balance source" not in text
     assert "option httpchk GET /_stcore/health" in text
     assert "timeout tunnel 1h" in text
     assert "option redispatch" in text
