@@ -507,6 +507,7 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
 def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer import curation
     from explorer.view.store import export_frame
+    from explorer.view.text import csv_text
 
     run = artifacts.open_run(cache_dir, args.name)
     curated = curation.of_run(run)  # the curator's names and assignments, as the dashboard
@@ -514,7 +515,7 @@ def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
     out: Path = args.out
     if out.parent and not out.parent.exists():
         raise ExplorerError(f"{out.parent}: no such directory")
-    artifacts.atomic_write_text(out, frame.to_csv(index=False))
+    artifacts.atomic_write_text(out, csv_text(frame))
     print(f"Wrote {len(frame)} papers to {out}")
 
 
