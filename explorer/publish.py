@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from explorer import artifacts, curation
 from explorer.errors import ExplorerError
 from explorer.names import LATEST, NAME_RE
-from explorer.serve import LOOPBACK_HOSTS, check_hosts
+from explorer.serve import ALLOWED_HOSTS_ENV, LOOPBACK_HOSTS, check_hosts
 
 ROOT = Path(__file__).resolve().parents[1]
 # The viewer's runtime dependencies, pinned to what this machine runs (a published
@@ -47,8 +47,6 @@ _TOP_FILES = (*_APP_FILES, STREAMLIT_CONFIG, "requirements.txt", "README.md")
 # accounts (a web server's, a container's), whatever the umask and the cache's modes.
 FILE_MODE = 0o644
 FOLDER_MODE = 0o755
-# Streamlit's variable for server.allowedHosts (space-separated; it replaces the list).
-ALLOWED_HOSTS_ENV = "STREAMLIT_SERVER_ALLOWED_HOSTS"
 # What of the explorer package a published folder carries: the contract (with onnx_encoder.py,
 # which runs the exported query encoder) and the view world, plus the model encoder's modules
 # (explorer.view.encoder's declared exception: semantic search falls back to them where a run
@@ -152,8 +150,13 @@ connects. Name the host your visitors use in one of three ways:
   list in the config, so include the loopback names you still use:
   `{ALLOWED_HOSTS_ENV}="localhost 127.0.0.1 explorer.example.org" streamlit run app.py`
   (with Docker: `docker run -e {ALLOWED_HOSTS_ENV}=...`);
-- with `serve.py`: `python serve.py --allowed-host explorer.example.org` (haproxy then
-  refuses every request naming another host, not only the websocket).
+- with `serve.py`, which answers to the names above (the config's, or the variable's when
+  set) plus any `--allowed-host NAME` it is given: `python serve.py --allowed-host
+  explorer.example.org`. Its haproxy refuses every request naming another host, not only
+  the websocket.
+
+Streamlit checks the name on the websocket only: `/_stcore/health` (Docker's health
+check) answers any name.
 
 The config sets no listening address: `streamlit run app.py` listens on every interface
 (as Docker and Streamlit Community Cloud need); `serve.py` listens on 127.0.0.1 unless
@@ -181,10 +184,11 @@ def publish(
     dest = Path(dest).expanduser().resolve()
     check_destination(dest, Path(cache_dir))
     previous = _previous_files(dest)
-    created = not dest.exists()
+    made = [path for path in (dest, *dest.parents) if not path.exists()]
+    created = bool(made)
     dest.mkdir(parents=True, exist_ok=True)
-    if created:
-        dest.chmod(FOLDER_MODE)
+    for path in made:  # folders publish makes are readable by all; yours keep their mode
+        path.chmod(FOLDER_MODE)
     # Staged inside the destination: same file system, so every move is a rename.
     staging = Path(tempfile.mkdtemp(dir=dest, prefix=STAGING_PREFIX))
     try:
@@ -291,8 +295,9 @@ def _previous_files(dest: Path) -> dict[str, set[str]]:
 
 def _is_publishable(name: str) -> bool:
     """Whether `name` (relative, POSIX) is a path some publish writes: a top file, a page,
-    an allow-listed part of the package, or a corpus's run, `latest`, curation or query
-    encoder under cache/. Nothing hidden (`.git`), nothing outside (`..`, `/etc`)."""
+    a module of the package (any: an older publish may have copied one this one no longer
+    does), or a corpus's run, `latest`, curation or query encoder under cache/. Nothing
+    hidden (`.git`), nothing outside (`..`, `/etc`)."""
     path = PurePosixPath(name)
     if path.as_posix() != name or path.is_absolute() or not path.parts:
         return False  # only normalised names: no "./x", "x//y", "x/"
@@ -301,11 +306,8 @@ def _is_publishable(name: str) -> bool:
     top, *rest = path.parts
     if any(part.startswith(".") for part in path.parts) or not rest:
         return False
-    if top == "pages":
+    if top in ("pages", "explorer"):
         return True
-    if top == "explorer":
-        inner = "/".join(rest)
-        return any(inner == a or inner.startswith(f"{a}/") for a in PACKAGE_ALLOW)
     return top == "cache" and _is_cache_file(rest)
 
 
@@ -459,7 +461,7 @@ _HOSTS_COMMENT = [
     "# DNS rebinding: the websocket answers only to these names (`explorer publish",
     "# --allowed-host NAME` adds one). Name others at serve time (README, Host names):",
     f'# {ALLOWED_HOSTS_ENV}="localhost 127.0.0.1 explorer.example.org" (it replaces this',
-    "# list), or `python serve.py --allowed-host explorer.example.org`.",
+    "# list); `python serve.py` answers to these plus its --allowed-host names.",
 ]
 
 
