@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 import tomllib
 
-from explorer import artifacts, curation
+from explorer import artifacts, cli, curation
 from explorer.errors import ExplorerError
 from explorer.publish import publish
 from tests.conftest import ROOT, SEED_DIR, topic_ids
@@ -70,19 +70,19 @@ def modes(folder: Path) -> dict[str, int]:
 
 
 def test_every_published_file_is_readable_by_all_under_umask_077(private_cache, tmp_path):
-    dest = tmp_path / "site"
+    dest = tmp_path / "new" / "site"  # both folders made by the publish
     for hosts in ((), ("explorer.example.org",)):  # a first publish, then a republish
         with umask(0o077):
             publish(private_cache, "seed", dest, allowed_hosts=hosts)
-        found = modes(dest)
-        folders = {n: m for n, m in found.items() if (dest / n).is_dir()}
+        found = modes(dest.parent)
+        folders = {n: m for n, m in found.items() if (dest.parent / n).is_dir()}
         files = {n: m for n, m in found.items() if n not in folders}
         assert set(folders.values()) == {0o755}, folders
         assert set(files.values()) == {0o644}, {n: oct(m) for n, m in files.items() if m != 0o644}
         run_id = (dest / "cache/seed/latest").read_text()
         for name in (MARKER, "cache/seed/latest", f"cache/seed/{run_id}/manifest.json",
                      "cache/seed/curation.json", ".streamlit/config.toml"):  # fmt: skip
-            assert files[name] == 0o644
+            assert files[f"site/{name}"] == 0o644
 
 
 def _sha(path: Path) -> str:
@@ -155,17 +155,22 @@ def test_no_host_path_in_the_published_folder(seed_cache, tmp_path):
     assert set(sources) <= set(names)
 
 
-def test_the_published_config_listens_anywhere_and_names_its_hosts(seed_cache, tmp_path):
+def test_the_published_config_listens_anywhere_and_names_its_hosts(seed_cache, tmp_path, capsys):
     dest = tmp_path / "site"
-    publish(seed_cache, "seed", dest, allowed_hosts=("Explorer.Example.org", "10.0.0.5"))
+    publish_cli = ["--cache-dir", str(seed_cache), "publish", "seed", str(dest)]
+    hosts = ["--allowed-host", "Explorer.Example.org", "--allowed-host", "10.0.0.5"]
+    assert cli.main([*publish_cli, *hosts]) == 0
     server = tomllib.loads((dest / ".streamlit/config.toml").read_text())["server"]
     assert "address" not in server  # Docker, Community Cloud and servers listen on all
     hosts = ["localhost", "127.0.0.1", "::1", "explorer.example.org", "10.0.0.5"]
     assert server["allowedHosts"] == hosts
     readme = (dest / "README.md").read_text()
     assert "## Host names" in readme and "STREAMLIT_SERVER_ALLOWED_HOSTS" in readme
-    with pytest.raises(ExplorerError, match="is not a host name"):
-        publish(seed_cache, "seed", dest, allowed_hosts=('x"]\naddress = "0.0.0.0',))
+    capsys.readouterr()
+    assert cli.main([*publish_cli, "--allowed-host", 'x"]\naddress = "0.0.0.0']) == 2
+    error = capsys.readouterr().err
+    assert "is not a host name" in error and len(error.strip().splitlines()) == 1
+    assert "0.0.0.0" not in (dest / ".streamlit/config.toml").read_text()
 
 
 @pytest.fixture
@@ -205,7 +210,8 @@ def test_a_published_folder_serves_its_corpus_as_another_user(seed_cache, shared
         wait_for_app(page)
         no_exception(page)
         text = page.inner_text("body")
-        assert "Topics" in text
-        assert "Download topic table (CSV)" in text  # the run's tables loaded
+        papers = artifacts.open_run(seed_cache, "seed").manifest["counts"]["papers"]
+        assert f"{papers:,} papers" in text  # the sidebar's headline: the run loaded
+        assert "Similarity heatmap" in text  # the Topics page drew down to its last tabs
     finally:
         stop_server(proc)
