@@ -491,12 +491,15 @@ def _keep_file_names(run_dir: Path) -> None:
 
 
 def _renamed(value: object, names: dict[str, str]) -> object:
-    """`value` (JSON) with every string's input paths replaced by their file names."""
+    """`value` (JSON) with every string's input paths replaced by their file names, and any
+    string that is an absolute path (a model given as a local folder) by its last part."""
     if isinstance(value, dict):
         return {k: _renamed(v, names) for k, v in value.items()}
     if isinstance(value, list):
         return [_renamed(v, names) for v in value]
     if isinstance(value, str):
+        if Path(value).is_absolute():
+            return Path(value).name
         for path, name in names.items():
             value = value.replace(path, name)
     return value

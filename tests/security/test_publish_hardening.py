@@ -132,10 +132,16 @@ def _host_paths(cache: Path) -> set[str]:
     return {str(cache.resolve()), str(SEED_DIR.resolve()), str(ROOT), *inputs}
 
 
-def test_no_host_path_in_the_published_folder(seed_cache, tmp_path):
+def test_no_host_path_in_the_published_folder(private_cache, tmp_path):
+    """Inputs, the cache, the project, and a model named by its local folder."""
+    run_dir = artifacts.open_run(private_cache, "seed").path
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    model = str(tmp_path / "models" / "my-local-model")  # as `--embedding-model DIR` records it
+    manifest["config"]["embedding_model"] = manifest["config"]["embedding_model_id"] = model
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
     dest = tmp_path / "site"
-    publish(seed_cache, "seed", dest)
-    needles = _host_paths(seed_cache)
+    publish(private_cache, "seed", dest)
+    needles = {*_host_paths(private_cache), str(tmp_path)}
     for path in dest.rglob("*"):
         if not path.is_file():
             continue
@@ -147,7 +153,8 @@ def test_no_host_path_in_the_published_folder(seed_cache, tmp_path):
                     text = json.dumps(value, default=str)
                     assert not [n for n in needles if n in text], (path, value)
     run = artifacts.open_run(dest / "cache", "seed")  # still verifies, byte for byte
-    built = artifacts.open_run(seed_cache, "seed")
+    assert run.manifest["config"]["embedding_model"] == "my-local-model"
+    built = artifacts.open_run(private_cache, "seed")
     names = [Path(i["path"]).name for i in built.manifest["inputs"]]
     assert [i["path"] for i in run.manifest["inputs"]] == names
     sources = run.table("papers")["source_file"]
