@@ -70,6 +70,14 @@ def _parser() -> argparse.ArgumentParser:
         help="also replace files an earlier publish wrote that were edited since "
         "(never touches files it did not write)",
     )
+    pub.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name visitors will use (repeatable; localhost names are always "
+        "allowed): written into the folder's Streamlit config, other names are refused",
+    )
 
     srv = sub.add_parser(
         "serve",
@@ -450,7 +458,8 @@ def _cmd_fetch(args: argparse.Namespace, cache_dir: Path) -> None:
 def _cmd_publish(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer.publish import publish
 
-    dest = publish(cache_dir, args.name, args.dest, force=args.force)
+    hosts = tuple(args.allowed_host)
+    dest = publish(cache_dir, args.name, args.dest, force=args.force, allowed_hosts=hosts)
     print(f"Published {args.name!r} to {dest}")
     print(f"Try it: cd {dest} && pip install -r requirements.txt && streamlit run app.py")
     print(f"Deploying (Streamlit Community Cloud, Docker): {dest / 'README.md'}")
@@ -507,6 +516,7 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
 def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer import curation
     from explorer.view.store import export_frame
+    from explorer.view.text import csv_text
 
     run = artifacts.open_run(cache_dir, args.name)
     curated = curation.of_run(run)  # the curator's names and assignments, as the dashboard
@@ -514,7 +524,7 @@ def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
     out: Path = args.out
     if out.parent and not out.parent.exists():
         raise ExplorerError(f"{out.parent}: no such directory")
-    artifacts.atomic_write_text(out, frame.to_csv(index=False))
+    artifacts.atomic_write_text(out, csv_text(frame))
     print(f"Wrote {len(frame)} papers to {out}")
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 from explorer import curation
 from explorer.errors import InputError
 from explorer.view.store import node_name
-from explorer.view.text import md, md_format
+from explorer.view.text import md, md_format, without_bidi
 from explorer.view.ui import editing
 from explorer.view.ui.data import RunData, cache_dir, current, levels
 from explorer.view.ui.router import ensure_router
@@ -93,7 +93,7 @@ def history(data: RunData) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "id": [c["id"] for c in changes],
-            "change": [curation.describe(c).split(": ", 1)[1] for c in changes],
+            "change": [without_bidi(curation.describe(c).split(": ", 1)[1]) for c in changes],
             "source": [c["source"] for c in changes],
             "time": [c["time"] for c in changes],
             "in effect": [c["id"] in live or c["op"] not in curation.EDITS for c in changes],
@@ -112,7 +112,7 @@ st.caption(
 )
 if done := st.session_state.pop(DONE, None):
     st.success("Saved.")
-    st.text(done)
+    st.text(without_bidi(done))
 if data.unmatched:
     st.warning(
         md_format(
@@ -121,7 +121,7 @@ if data.unmatched:
             n=len(data.unmatched),
         )
     )
-    st.text("\n".join(curation.describe(c) for c in data.unmatched))
+    st.text(without_bidi("\n".join(curation.describe(c) for c in data.unmatched)))
 
 name = node_name(data.nodes)
 nodes = data.nodes[data.nodes["level"].isin(levels(data))]  # no stand-in areas
