@@ -72,6 +72,8 @@ def reproducible_kernels() -> None:
     """Set KERNEL_ENV (before torch's first matrix product in this process)."""
     for name, value in KERNEL_ENV.items():
         os.environ.setdefault(name, value)
+
+
 # Shards beyond this count are merged into one, so a cache that has seen many small
 # additions (keyword candidates, added papers) still opens with a few file reads.
 MAX_SHARDS = 64
