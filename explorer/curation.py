@@ -1,39 +1,45 @@
 """Curation: a host's corrections to a corpus's topics, kept beside its runs and applied when
 a run loads, never by refitting.
 
-The overlay is `cache/<corpus>/curation.json`: an append-only history of changes (rename,
-merge, hide, unhide, move, and the undo and revert that take changes back). Its state is the
-changes not taken back, replayed in order. Each change names the nodes it touches by id *and*
-records their papers in the run it was made on, so a rebuild (new ids) finds them again by
-member overlap (Jaccard of paper ids >= MATCH_JACCARD); a change whose nodes cannot be found
-is reported, never silently dropped.
+The overlay is an append-only history of changes (rename, merge, hide, unhide, move, and
+the undo and revert that take changes back), stored by explorer.curation_log. Its state is
+the changes not taken back, replayed in order. Each change names the nodes it touches by id
+and the run it was made on, and records their papers (stored once per node and run): that
+run resolves it by id, and a rebuild (new ids) finds the nodes again by member overlap
+(Jaccard of paper ids >= MATCH_JACCARD, matched once per process and run); a change whose
+nodes cannot be found is reported, never silently dropped.
 
-Writes happen under an exclusive lock on `curation.lock`, re-reading the file under it, then
-temp-then-rename: two editors at once lose no change, and a reader never sees half a file.
-The file's (inode, size, mtime) is the overlay's version: a viewer checks it per rerun with
+The log's (inode, size, mtime) is the overlay's version: a viewer checks it per rerun with
 one `stat`, and keys its caches by (run id, version).
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID, PUBLISH_MARKER, Run, atomic_write_text, id_order
-from explorer.errors import ArtifactError, InputError
+from explorer import curation_log
+from explorer.artifacts import OUTLIER_ID, Run, id_order
+from explorer.curation_log import (  # noqa: F401 - the overlay's file API, re-exported
+    FIELDS,
+    LEGACY,
+    LOCK,
+    MAX_CHANGES,
+    MAX_LABEL_CHARS,
+    MAX_LOG_BYTES,
+    MEMBERS,
+    label_problem,
+    legacy_path,
+    now,
+    path,
+    read,
+    version,
+)
+from explorer.errors import InputError
 
-SCHEMA = 1
-FILE = "curation.json"
-LOCK = "curation.lock"
 # A node of a new run carries a curation when it shares at least half of the union of its
 # papers with the curated node (Jaccard >= 0.5): then no other node can share as much, so
 # the match is unique, and a topic that split or merged in the rebuild is reported instead.
@@ -41,7 +47,8 @@ MATCH_JACCARD = 0.5
 SOURCES = ("cli", "dashboard")
 EDITS = ("rename", "merge", "hide", "unhide", "move")
 HIDDEN_LABEL = "hidden"
-MAX_LABEL_CHARS = 200
+LEVEL_COLUMN = {"area": "area_id", "topic": "topic_id", "subtopic": "subtopic_id"}
+FILE = curation_log.LOG  # the overlay's file (its version is this file's stat)
 
 
 def level_of(node_id: str) -> str:
@@ -49,84 +56,6 @@ def level_of(node_id: str) -> str:
     if node_id.startswith("A"):
         return "area"
     return "subtopic" if "." in node_id else "topic"
-
-
-# --- the file --------------------------------------------------------------------------
-
-
-def path(cache_dir: Path, corpus: str) -> Path:
-    return Path(cache_dir) / corpus / FILE
-
-
-def version(cache_dir: Path, corpus: str) -> tuple[int, ...]:
-    """The overlay's version: one stat. () when there is none."""
-    try:
-        st = path(cache_dir, corpus).stat()
-    except FileNotFoundError:
-        return ()
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def read(cache_dir: Path, corpus: str) -> list[dict]:
-    """The history of changes, checked against the schema; [] when there is none."""
-    file = path(cache_dir, corpus)
-    try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        raise ArtifactError(f"{file}: unreadable curation ({exc})") from None
-    problem = _schema_problem(raw)
-    if problem:
-        raise ArtifactError(f"{file}: {problem}")
-    return raw["changes"]
-
-
-def _schema_problem(raw: object) -> str | None:
-    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
-        return f"not a curation file of schema {SCHEMA}"
-    changes = raw.get("changes")
-    if not isinstance(changes, list):
-        return "'changes' is not a list"
-    for number, change in enumerate(changes, 1):
-        if not isinstance(change, dict) or change.get("id") != number:
-            return f"change {number}: missing or out of order"
-        fields = FIELDS.get(change.get("op"))
-        if fields is None:
-            return f"change {number}: unknown op {change.get('op')!r}"
-        for name, kind in {**fields, "source": str, "time": str}.items():
-            if not isinstance(change.get(name), kind):
-                return f"change {number}: field {name!r} missing or not {kind.__name__}"
-    return None
-
-
-# What each kind of change must hold (beyond id, source and time).
-FIELDS: dict[str, dict[str, type]] = {
-    "rename": {"node": str, "label": str, "members": dict},
-    "merge": {"nodes": list, "members": dict},
-    "hide": {"node": str, "members": dict},
-    "unhide": {"node": str, "members": dict},
-    "move": {"paper": str, "node": str, "members": dict},
-    "undo": {"takes_back": list},
-    "revert": {"to": int, "takes_back": list, "restores": list},
-}
-
-
-@contextlib.contextmanager
-def _locked(cache_dir: Path, corpus: str) -> Iterator[list[dict]]:
-    """The history under an exclusive lock, re-read under it; written back if changed."""
-    folder = Path(cache_dir) / corpus
-    with open(folder / LOCK, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            changes = read(cache_dir, corpus)
-            before = len(changes)
-            yield changes
-            if len(changes) != before:
-                text = json.dumps({"schema": SCHEMA, "changes": changes}, indent=1)
-                atomic_write_text(folder / FILE, text + "\n")
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 # --- the state ---------------------------------------------------------------------------
@@ -158,7 +87,7 @@ class Members:
     @classmethod
     def of_run(cls, papers: pd.DataFrame) -> Members:
         of: dict[str, set[str]] = {}
-        for column in ("area_id", "topic_id", "subtopic_id"):
+        for column in LEVEL_COLUMN.values():
             for node, ids in papers.groupby(papers[column].astype(str))["paper_id"]:
                 if node and node != OUTLIER_ID:
                     of.setdefault(node, set()).update(ids)
@@ -182,6 +111,62 @@ def _jaccard(a: frozenset[str] | set[str], b: set[str]) -> float:
     return len(a & b) / union if union else 0.0
 
 
+# Matches of recorded nodes in a run, per process: (folder, run id, node, digest) -> node.
+# Runs and stored members never change, so a match holds for good; bounded by clearing.
+_MATCHES: dict[tuple[str, str, str, str], str | None] = {}
+_MAX_MATCHES = 100_000
+
+
+class Resolver:
+    """Finds the nodes a change names in the run being curated: by id for a change made on
+    this run, by member overlap (matched once per process) for one made on another run."""
+
+    def __init__(self, papers: pd.DataFrame, nodes: pd.DataFrame, run_id: str | None,
+                 folder: tuple[Path, str] | None) -> None:  # fmt: skip
+        self.papers, self.run_id, self.folder = papers, run_id, folder
+        self.ids = set(nodes["node_id"])
+        self._members: Members | None = None
+
+    @property
+    def members(self) -> Members:
+        if self._members is None:  # ~250 MB at a million papers: only when a rebuild needs it
+            self._members = Members.of_run(self.papers)
+        return self._members
+
+    def resolve(self, change: dict) -> dict[str, str] | None:
+        """Recorded node id -> this run's node id for every node the change names; None
+        when one cannot be found (or a moved paper is not in this run)."""
+        if self.run_id is not None and change.get("run") == self.run_id:
+            named = change["members"]
+            return {n: n for n in named} if all(n in self.ids for n in named) else None
+        if change["op"] == "move" and change["paper"] not in self.members.papers:
+            return None
+        found = {}
+        for node, recorded in change["members"].items():
+            now = self._find(node, recorded)
+            if now is None:
+                return None
+            found[node] = now
+        return found
+
+    def _find(self, node: str, recorded: str | list[str]) -> str | None:
+        if isinstance(recorded, list) or self.folder is None or self.run_id is None:
+            return self.members.find(node, self._recorded(recorded))
+        key = (str(self.folder), self.run_id, node, recorded)
+        if key not in _MATCHES:
+            if len(_MATCHES) >= _MAX_MATCHES:
+                _MATCHES.clear()
+            _MATCHES[key] = self.members.find(node, self._recorded(recorded))
+        return _MATCHES[key]
+
+    def _recorded(self, recorded: str | list[str]) -> list[str]:
+        if isinstance(recorded, list):
+            return recorded
+        if self.folder is None:
+            return []  # no store to read the members from: reported as unmatched
+        return curation_log.load_members(*self.folder, recorded)
+
+
 # --- applying --------------------------------------------------------------------------
 
 
@@ -195,7 +180,19 @@ class Curated:
     doc_topics: pd.DataFrame
     topic_similarity: np.ndarray
     unmatched: list[dict] = field(default_factory=list)  # changes whose nodes are gone
+    refused: list[dict] = field(default_factory=list)  # changes holding a refused label
     applied: int = 0
+
+
+@dataclass
+class _Pending:
+    """Edits whose order does not matter among themselves, applied in bulk: the last label
+    and hidden flag per node (merges never read them), and the moves since the last merge
+    (a merge reads the sizes the moves before it made)."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    hidden: dict[str, bool] = field(default_factory=dict)
+    moves: dict[str, str] = field(default_factory=dict)
 
 
 def apply(
@@ -205,63 +202,77 @@ def apply(
     doc_topics: pd.DataFrame,
     topic_similarity: np.ndarray,
     changes: list[dict],
+    *,
+    run_id: str | None = None,
+    folder: tuple[Path, str] | None = None,
 ) -> Curated:
     """The tables as the curator left them. Adds a `hidden` column to papers, topics and
-    nodes (False everywhere without curation) so every view can grey or filter them."""
-    live = active(changes)
-    # Every node's member set costs ~250 MB at a million papers: only when there are edits.
-    members = Members.of_run(papers) if live else Members({})
+    nodes (False everywhere without curation) so every view can grey or filter them.
+    `run_id` is the run these tables are (its own changes resolve by id), `folder` the
+    (cache_dir, corpus) whose stored members match changes made on other runs."""
     # A shallow copy: pandas copies on write, so edits below never reach the built frame,
     # and the columns they leave alone are shared, not duplicated.
     out = Curated(
         papers.copy(deep=False), topics.copy(), nodes.copy(), doc_topics, topic_similarity.copy()
     )
     out.nodes["hidden"] = False
-    for change in live:
-        ids = _resolve(change, members)
+    resolver = Resolver(papers, nodes, run_id, folder)
+    pending = _Pending()
+    for change in active(changes):
+        if "refused" in change:
+            out.refused.append(change)
+            continue
+        ids = resolver.resolve(change)
         if ids is None:
             out.unmatched.append(change)
             continue
-        EDIT[change["op"]](out, change, ids)
+        _collect(out, pending, change, ids)
         out.applied += 1
+    _flush_moves(out, pending)
+    _set_labels(out, pending.labels)
+    _set_hidden(out, pending.hidden)
     _recount(out)
     return out
 
 
+def _collect(out: Curated, pending: _Pending, change: dict, ids: dict[str, str]) -> None:
+    op = change["op"]
+    if op == "rename":
+        pending.labels[ids[change["node"]]] = change["label"]
+    elif op in ("hide", "unhide"):
+        pending.hidden[ids[change["node"]]] = op == "hide"
+    elif op == "move":
+        pending.moves.pop(change["paper"], None)  # the last move of a paper wins
+        pending.moves[change["paper"]] = ids[change["node"]]
+    else:
+        _flush_moves(out, pending)
+        _merge(out, change, ids)
+
+
 def of_run(run: Run, changes: list[dict] | None = None) -> Curated:
     """A run's tables with its corpus's overlay (or `changes`) applied."""
+    cache_dir = run.path.parents[1]
     if changes is None:
-        changes = read(run.path.parents[1], run.corpus)
+        changes = read(cache_dir, run.corpus)
     return apply(
         run.table("papers"), run.table("topics"), run.table("nodes"), run.table("doc_topics"),
-        run.array("topic_similarity"), changes,
+        run.array("topic_similarity"), changes, run_id=run.run_id, folder=(cache_dir, run.corpus),
     )  # fmt: skip
 
 
-def _resolve(change: dict, members: Members) -> dict[str, str] | None:
-    """Recorded node id -> this run's node id for every node the change names; None when
-    one cannot be found (or a moved paper is not in this run)."""
-    if change["op"] == "move" and change["paper"] not in members.papers:
-        return None
-    found = {}
-    for node, recorded in change["members"].items():
-        now = members.find(node, recorded)
-        if now is None:
-            return None
-        found[node] = now
-    return found
+def _set_labels(out: Curated, labels: dict[str, str]) -> None:
+    for frame, column in ((out.nodes, "node_id"), (out.topics, "topic_id")):
+        rows = frame[column].isin(labels.keys())
+        if rows.any():
+            named = frame.loc[rows, column].map(labels)
+            frame.loc[rows, "label"] = named
+            frame.loc[rows, "long_label"] = named
 
 
-def _rename(out: Curated, change: dict, ids: dict[str, str]) -> None:
-    node, label = ids[change["node"]], change["label"]
-    rows = out.nodes["node_id"] == node
-    out.nodes.loc[rows, ["label", "long_label"]] = label
-    if level_of(node) == "topic":
-        out.topics.loc[out.topics["topic_id"] == node, ["label", "long_label"]] = label
-
-
-def _hide(out: Curated, change: dict, ids: dict[str, str]) -> None:
-    out.nodes.loc[out.nodes["node_id"] == ids[change["node"]], "hidden"] = change["op"] == "hide"
+def _set_hidden(out: Curated, hidden: dict[str, bool]) -> None:
+    rows = out.nodes["node_id"].isin(hidden.keys())
+    if rows.any():
+        out.nodes.loc[rows, "hidden"] = out.nodes.loc[rows, "node_id"].map(hidden).astype(bool)
 
 
 def _merge(out: Curated, change: dict, ids: dict[str, str]) -> None:
@@ -303,17 +314,23 @@ def _drop_topics(out: Curated, gone: list[str], keeper: str) -> None:
     out.doc_topics = docs[out.doc_topics.columns].reset_index(drop=True)
 
 
-def _move(out: Curated, change: dict, ids: dict[str, str]) -> None:
-    node = ids[change["node"]]
-    rows = out.papers["paper_id"] == change["paper"]
-    topic = node.split(".")[0]
-    area = out.nodes.loc[out.nodes["node_id"] == topic, "parent_id"]
-    area = area.iloc[0] if len(area) and isinstance(area.iloc[0], str) else ""
-    sub = node if level_of(node) == "subtopic" else ""
-    out.papers.loc[rows, ["topic_id", "area_id", "subtopic_id"]] = [topic, area, sub]
-
-
-EDIT = {"rename": _rename, "hide": _hide, "unhide": _hide, "merge": _merge, "move": _move}
+def _flush_moves(out: Curated, pending: _Pending) -> None:
+    """The pending moves at once: each paper to its topic (and subtopic), in the topic's area."""
+    if not pending.moves:
+        return
+    parent = out.nodes.set_index("node_id")["parent_id"]
+    rows, values = [], []
+    index = pd.Index(out.papers["paper_id"])
+    for paper, node in pending.moves.items():
+        topic = node.split(".")[0]
+        area = parent.get(topic)
+        area = area if isinstance(area, str) else ""
+        sub = node if level_of(node) == "subtopic" else ""
+        rows.append(index.get_loc(paper))
+        values.append([topic, area, sub])
+    columns = ["topic_id", "area_id", "subtopic_id"]
+    out.papers.loc[out.papers.index[rows], columns] = np.array(values, dtype=object)
+    pending.moves.clear()
 
 
 def _recount(out: Curated) -> None:
@@ -358,35 +375,40 @@ def record(
     shown_nodes: pd.DataFrame,
     op: str,
     *,
+    run_id: str,
     source: str,
     **args: object,
 ) -> dict:
     """Check one edit, then append it; returns the change written. `papers` is the
-    corpus's latest run as built (what the change's members are recorded from),
+    corpus's latest run (`run_id`) as built (what the change's members are recorded from),
     `shown_nodes` the nodes as curated (what the curator can name: a node merged away
-    cannot be). An unknown id raises InputError naming it, and nothing is written.
+    cannot be). An unknown id, a refused label or a full history raises InputError with
+    a one-line message, and nothing is written. Its cost does not grow with the history.
     """
     if source not in SOURCES:
         raise InputError(f"unknown source {source!r} (one of {', '.join(SOURCES)})")
     _check_edit(op, args, shown_nodes)
-    members = Members.of_run(papers)
     named = [args["node"]] if "node" in args else list(args.get("nodes", ()))
-    if op == "move" and args["paper"] not in set(papers["paper_id"]):
+    if op == "move" and not (papers["paper_id"] == args["paper"]).any():
         raise InputError(f"unknown paper id {args['paper']!r}")
-    for node in named:
-        if node not in members.of:
+    members = {node: _papers_of(papers, str(node)) for node in named}
+    for node, ids in members.items():
+        if not ids:
             raise InputError(f"unknown node id {node!r}")
-    change = {
-        "op": op,
-        **args,
-        "members": {n: sorted(members.of[n]) for n in named},
-        "source": source,
-        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
-    with _locked(cache_dir, corpus) as changes:
-        change["id"] = len(changes) + 1
-        changes.append(change)
-    return change
+    base = {"op": op, **args, "run": run_id}
+
+    def make(number: int) -> dict:  # under the lock: a compact never sees half a change
+        stored = {n: curation_log.store_members(cache_dir, corpus, i) for n, i in members.items()}
+        return {"id": number, **base, "members": stored, "source": source, "time": now()}
+
+    return curation_log.append_new(cache_dir, corpus, make)
+
+
+def _papers_of(papers: pd.DataFrame, node: str) -> list[str]:
+    """A node's papers in the run as built ([] for a node it does not have)."""
+    if node == OUTLIER_ID:
+        return []
+    return papers.loc[papers[LEVEL_COLUMN[level_of(node)]] == node, "paper_id"].tolist()
 
 
 def _check_edit(op: str, args: dict, nodes: pd.DataFrame) -> None:
@@ -397,9 +419,9 @@ def _check_edit(op: str, args: dict, nodes: pd.DataFrame) -> None:
         if node is not None and node not in known:
             raise InputError(f"unknown node id {node!r}")
     if op == "rename":
-        label = str(args["label"]).strip()
-        if not label or len(label) > MAX_LABEL_CHARS:
-            raise InputError(f"a label needs 1 to {MAX_LABEL_CHARS} characters")
+        label = args["label"].strip() if isinstance(args["label"], str) else args["label"]
+        if problem := label_problem(label):
+            raise InputError(problem)
         args["label"] = label
     if op == "merge":
         merged = list(dict.fromkeys(args["nodes"]))
@@ -419,33 +441,63 @@ def take_back(
     """Undo (`to` None: the last edit in effect) or revert to the state right after change
     `to`: every edit in effect now but not then is taken back, and every edit in effect then
     but taken back since is restored. Returns (edits taken back, edits restored); raises
-    InputError when there is nothing to do or `to` is not a change."""
-    with _locked(cache_dir, corpus) as changes:
-        live = active(changes)
-        restores: list[int] = []
-        if to is None:
-            if not live:
-                raise InputError("nothing to undo")
-            back = [live[-1]]
-        else:
-            if not 1 <= to <= len(changes):
-                raise InputError(f"unknown change id {to} (changes 1 to {len(changes)})")
-            then = {c["id"] for c in active(changes[:to])}
-            back = [c for c in live if c["id"] not in then]
-            restores = sorted(then - {c["id"] for c in live})
-            if not back and not restores:
-                raise InputError(f"this already is the state right after change {to}")
-        entry = {"id": len(changes) + 1, "op": "undo" if to is None else "revert"}
-        if to is not None:
-            entry |= {"to": to, "restores": restores}
-        entry |= {
-            "takes_back": [c["id"] for c in back],
-            "source": source,
-            "time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        }
-        changes.append(entry)
-        restored = [c for c in changes if c["id"] in set(restores)]
+    InputError when there is nothing to do or `to` is not a change. Unlike an edit, it reads
+    the whole history (under the lock) to know what is in effect."""
+    with curation_log.locked(cache_dir, corpus) as file:
+        changes = read(cache_dir, corpus)
+        curation_log.check_room(file, len(changes), corpus)
+        entry, back, restores = _taking_back(changes, to)
+        curation_log.append(file, entry | {"source": source, "time": now()})
+    restored = [c for c in changes if c["id"] in set(restores)]
     return back, restored
+
+
+def _taking_back(changes: list[dict], to: int | None) -> tuple[dict, list[dict], list[int]]:
+    live = active(changes)
+    restores: list[int] = []
+    if to is None:
+        if not live:
+            raise InputError("nothing to undo")
+        back = [live[-1]]
+    else:
+        if not 1 <= to <= len(changes):
+            raise InputError(f"unknown change id {to} (changes 1 to {len(changes)})")
+        then = {c["id"] for c in active(changes[:to])}
+        back = [c for c in live if c["id"] not in then]
+        restores = sorted(then - {c["id"] for c in live})
+        if not back and not restores:
+            raise InputError(f"this already is the state right after change {to}")
+    entry: dict = {"id": len(changes) + 1, "op": "undo" if to is None else "revert"}
+    if to is not None:
+        entry |= {"to": to, "restores": restores}
+    entry["takes_back"] = [c["id"] for c in back]
+    return entry, back, restores
+
+
+def compact(cache_dir: Path, corpus: str) -> tuple[int, int, Path]:
+    """Rewrite the history as its state: the edits in effect, in order, numbered afresh;
+    what was taken back, the undos and reverts, edits a later one of the same kind on the
+    same node replaced (renames, hides) and changes holding a refused label are dropped.
+    The old log is kept beside it (timestamped). Returns (kept, dropped, the old log)."""
+    with curation_log.locked(cache_dir, corpus) as file:
+        changes = read(cache_dir, corpus)
+        live = [c for c in active(changes) if "refused" not in c]
+        kept = _latest_per_node(live)
+        rows = [{**c, "id": number} for number, c in enumerate(kept, 1)]
+        backup = curation_log.replace_log(file, rows)
+    return len(rows), len(changes) - len(rows), backup
+
+
+def _latest_per_node(live: list[dict]) -> list[dict]:
+    """The live edits without the renames and hides/unhides a later one on the same node
+    of the same run replaced (labels and flags never change what a merge or move does)."""
+    last: dict[tuple, int] = {}
+    for change in live:
+        if change["op"] in ("rename", "hide", "unhide"):
+            kind = "rename" if change["op"] == "rename" else "hide"
+            last[(kind, change.get("run"), change["node"], str(change["members"]))] = change["id"]
+    keep = set(last.values())
+    return [c for c in live if c["op"] not in ("rename", "hide", "unhide") or c["id"] in keep]
 
 
 def describe(change: dict) -> str:
@@ -453,6 +505,8 @@ def describe(change: dict) -> str:
     op = change["op"]
     if op == "rename":
         what = f"rename {change['node']} to {change['label']!r}"
+        if "refused" in change:
+            what += f" (not applied: {change['refused']})"
     elif op == "merge":
         what = "merge " + ", ".join(change["nodes"])
     elif op in ("hide", "unhide"):
@@ -466,4 +520,3 @@ def describe(change: dict) -> str:
             what += f"; restores {', '.join(map(str, change['restores']))}"
         what += ")"
     return f"#{change['id']} {change['time']} {change['source']}: {what}"
-
