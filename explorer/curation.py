@@ -69,8 +69,9 @@ def active(changes: list[dict]) -> list[dict]:
     for change in changes:
         if change["op"] in EDITS:
             live.add(change["id"])
-        live -= set(change.get("takes_back", ()))
-        live |= set(change.get("restores", ()))
+        else:
+            live.difference_update(change["takes_back"])
+            live.update(change.get("restores", ()))
     return [c for c in changes if c["id"] in live]
 
 
@@ -184,15 +185,90 @@ class Curated:
     applied: int = 0
 
 
-@dataclass
-class _Pending:
-    """Edits whose order does not matter among themselves, applied in bulk: the last label
-    and hidden flag per node (merges never read them), and the moves since the last merge
-    (a merge reads the sizes the moves before it made)."""
+class _Replay:
+    """The edits in effect, replayed on plain arrays and written to the tables once: a
+    rename or hide keeps only the last label or flag per node (merges never read them);
+    moves and merges change the papers' assignment in history order (a merge keeps its
+    largest member as curated so far), and what merges drop leaves the tables at the end."""
 
-    labels: dict[str, str] = field(default_factory=dict)
-    hidden: dict[str, bool] = field(default_factory=dict)
-    moves: dict[str, str] = field(default_factory=dict)
+    def __init__(self, papers: pd.DataFrame, nodes: pd.DataFrame) -> None:
+        self.papers = papers
+        self.column = {
+            c: papers[c].to_numpy(dtype=object, copy=True) for c in LEVEL_COLUMN.values()
+        }
+        self.parent = dict(zip(nodes["node_id"], nodes["parent_id"], strict=True))
+        self.children: dict[str, list[str]] = {}
+        for node, parent in self.parent.items():
+            self.children.setdefault(parent, []).append(node)
+        self.alive = set(self.parent)
+        self.labels: dict[str, str] = {}
+        self.hidden: dict[str, bool] = {}
+        self.absorbed: dict[str, str] = {}  # merged-away topic -> its keeper
+        self.dropped: set[str] = set()
+        self.reassigned = False
+        self._row: dict[str, int] | None = None
+
+    def edit(self, change: dict, ids: dict[str, str]) -> None:
+        op = change["op"]
+        if op == "rename":
+            self.labels[ids[change["node"]]] = change["label"]
+        elif op in ("hide", "unhide"):
+            self.hidden[ids[change["node"]]] = op == "hide"
+        elif op == "move":
+            self.move(change["paper"], ids[change["node"]])
+        else:
+            self.merge([ids[n] for n in change["nodes"]])
+
+    def move(self, paper: str, node: str) -> None:
+        """The paper to `node`'s topic (and subtopic), in that topic's area."""
+        if self._row is None:
+            self._row = {p: i for i, p in enumerate(self.papers["paper_id"])}
+        row, topic = self._row[paper], node.split(".")[0]
+        area = self.parent.get(topic) if topic in self.alive else None
+        self.column["topic_id"][row] = topic
+        self.column["area_id"][row] = area if isinstance(area, str) else ""
+        self.column["subtopic_id"][row] = node if level_of(node) == "subtopic" else ""
+        self.reassigned = True
+
+    def merge(self, merged: list[str]) -> None:
+        """Topics (or subtopics of one topic) into the largest, as curated so far: it keeps
+        its id and area; a merged topic loses its subtopics."""
+        present = [n for n in merged if n in self.alive]
+        if len(present) < 2:
+            return  # already one node (e.g. an earlier merge of the same topics)
+        topic_level = level_of(present[0]) == "topic"
+        values = self.column["topic_id" if topic_level else "subtopic_id"]
+        size = {n: int((values == n).sum()) for n in present}
+        keeper = min(present, key=lambda n: (-size[n], n))
+        gone = [n for n in present if n != keeper]
+        if topic_level:
+            rows = np.isin(values, present)
+            area = self.parent.get(keeper)
+            self.column["topic_id"][rows] = keeper
+            self.column["area_id"][rows] = area if isinstance(area, str) else OUTLIER_ID
+            self.column["subtopic_id"][rows] = ""
+            dropped = set(gone).union(*(self.children.get(n, ()) for n in merged))
+            self.absorbed.update(dict.fromkeys(gone, keeper))
+        else:
+            values[np.isin(values, gone)] = keeper
+            dropped = set(gone)
+        self.dropped |= dropped
+        self.alive -= dropped
+        self.reassigned = True
+
+    def write(self, out: Curated) -> None:
+        """The replayed state into `out`'s tables, each changed once."""
+        if self.reassigned:
+            out.papers = out.papers.assign(**{
+                c: pd.Series(v, index=out.papers.index, dtype=out.papers[c].dtype)
+                for c, v in self.column.items()
+            })  # fmt: skip
+        if self.dropped:
+            out.nodes = out.nodes[~out.nodes["node_id"].isin(self.dropped)].reset_index(drop=True)
+            _drop_topics(out, list(self.absorbed))
+            _absorb_doc_topics(out, self.absorbed)
+        _set_labels(out, self.labels)
+        _set_hidden(out, self.hidden)
 
 
 def apply(
@@ -217,7 +293,7 @@ def apply(
     )
     out.nodes["hidden"] = False
     resolver = Resolver(papers, nodes, run_id, folder)
-    pending = _Pending()
+    replay = _Replay(papers, nodes)
     for change in active(changes):
         if "refused" in change:
             out.refused.append(change)
@@ -226,27 +302,11 @@ def apply(
         if ids is None:
             out.unmatched.append(change)
             continue
-        _collect(out, pending, change, ids)
+        replay.edit(change, ids)
         out.applied += 1
-    _flush_moves(out, pending)
-    _set_labels(out, pending.labels)
-    _set_hidden(out, pending.hidden)
+    replay.write(out)
     _recount(out)
     return out
-
-
-def _collect(out: Curated, pending: _Pending, change: dict, ids: dict[str, str]) -> None:
-    op = change["op"]
-    if op == "rename":
-        pending.labels[ids[change["node"]]] = change["label"]
-    elif op in ("hide", "unhide"):
-        pending.hidden[ids[change["node"]]] = op == "hide"
-    elif op == "move":
-        pending.moves.pop(change["paper"], None)  # the last move of a paper wins
-        pending.moves[change["paper"]] = ids[change["node"]]
-    else:
-        _flush_moves(out, pending)
-        _merge(out, change, ids)
 
 
 def of_run(run: Run, changes: list[dict] | None = None) -> Curated:
@@ -275,62 +335,31 @@ def _set_hidden(out: Curated, hidden: dict[str, bool]) -> None:
         out.nodes.loc[rows, "hidden"] = out.nodes.loc[rows, "node_id"].map(hidden).astype(bool)
 
 
-def _merge(out: Curated, change: dict, ids: dict[str, str]) -> None:
-    merged = [ids[n] for n in change["nodes"]]
-    present = out.nodes.loc[out.nodes["node_id"].isin(merged), ["node_id", "parent_id"]]
-    if len(present) < 2:
-        return  # already one node (e.g. an earlier merge of the same topics)
-    column = "topic_id" if level_of(present["node_id"].iloc[0]) == "topic" else "subtopic_id"
-    size = out.papers[column].value_counts()  # as curated so far (earlier merges and moves)
-    present = present.assign(size=present["node_id"].map(size).fillna(0))
-    keeper = present.sort_values(["size", "node_id"], ascending=[False, True])["node_id"].iloc[0]
-    gone = [n for n in present["node_id"] if n != keeper]
-    rows = out.papers[column].isin(gone)
-    if column == "topic_id":
-        area = present.set_index("node_id").loc[keeper, "parent_id"]
-        area = area if isinstance(area, str) else OUTLIER_ID  # no area level: none to keep
-        rows |= out.papers["topic_id"] == keeper
-        out.papers.loc[rows, ["topic_id", "area_id", "subtopic_id"]] = [keeper, area, ""]
-        dropped = set(gone) | set(out.nodes.loc[out.nodes["parent_id"].isin(merged), "node_id"])
-        _drop_topics(out, gone, keeper)
-    else:
-        out.papers.loc[rows, "subtopic_id"] = keeper
-        dropped = set(gone)
-    out.nodes = out.nodes[~out.nodes["node_id"].isin(dropped)].reset_index(drop=True)
-
-
-def _drop_topics(out: Curated, gone: list[str], keeper: str) -> None:
-    """Merged-away topics leave the topic table, the similarity matrix (rows follow the
-    real topics in numeric order) and the papers' topic distributions (as the keeper)."""
+def _drop_topics(out: Curated, gone: list[str]) -> None:
+    """Merged-away topics leave the topic table and the similarity matrix (rows follow the
+    real topics in numeric order)."""
     real = sorted((t for t in out.topics["topic_id"] if t != OUTLIER_ID), key=id_order)
     keep = [i for i, t in enumerate(real) if t not in set(gone)]
     if out.topic_similarity.shape[0] == len(real):
         out.topic_similarity = out.topic_similarity[np.ix_(keep, keep)]
     out.topics = out.topics[~out.topics["topic_id"].isin(gone)].reset_index(drop=True)
-    docs = out.doc_topics.assign(topic_id=out.doc_topics["topic_id"].replace(gone, keeper))
+
+
+def _absorb_doc_topics(out: Curated, absorbed: dict[str, str]) -> None:
+    """The papers' topic distributions with every merged-away topic's share summed into
+    the topic it ended in (through later merges of its keeper), once for all merges."""
+    if not absorbed:
+        return
+    final = {}
+    for gone, keeper in absorbed.items():
+        while keeper in absorbed:
+            keeper = absorbed[keeper]
+        final[gone] = keeper
+    docs = out.doc_topics.assign(topic_id=out.doc_topics["topic_id"].replace(final))
     docs = docs.groupby(["paper_id", "topic_id"], as_index=False, sort=False)["score"].sum()
     docs = docs.sort_values(["paper_id", "score"], ascending=[True, False], kind="stable")
     docs["rank"] = docs.groupby("paper_id").cumcount() + 1  # the merged topic's share summed
     out.doc_topics = docs[out.doc_topics.columns].reset_index(drop=True)
-
-
-def _flush_moves(out: Curated, pending: _Pending) -> None:
-    """The pending moves at once: each paper to its topic (and subtopic), in the topic's area."""
-    if not pending.moves:
-        return
-    parent = out.nodes.set_index("node_id")["parent_id"]
-    rows, values = [], []
-    index = pd.Index(out.papers["paper_id"])
-    for paper, node in pending.moves.items():
-        topic = node.split(".")[0]
-        area = parent.get(topic)
-        area = area if isinstance(area, str) else ""
-        sub = node if level_of(node) == "subtopic" else ""
-        rows.append(index.get_loc(paper))
-        values.append([topic, area, sub])
-    columns = ["topic_id", "area_id", "subtopic_id"]
-    out.papers.loc[out.papers.index[rows], columns] = np.array(values, dtype=object)
-    pending.moves.clear()
 
 
 def _recount(out: Curated) -> None:

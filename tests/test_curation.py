@@ -393,3 +393,39 @@ def test_labels_of_any_script_are_kept(run):
         change = _record(cache, r, "rename", node="1", label=label)
         assert change["label"] == label.strip()
         assert curation.read(cache, "syn")[-1]["label"] == label.strip()
+
+
+def test_publish_copies_the_log_and_the_members_it_needs(run, tmp_path):
+    from explorer import publish
+
+    cache, r = run
+    _record(cache, r, "rename", node="1", label="Shipped")
+    t = _tables(r)
+    curation.record(
+        cache, "syn", t["papers"], t["nodes"], "hide", run_id="an-older-run",
+        source="cli", node="2",
+    )  # fmt: skip
+    site = tmp_path / "site" / "cache"
+    (site / "syn").mkdir(parents=True)
+    publish._copy_curation(site.parent, r)
+    assert curation.read(site, "syn") == curation.read(cache, "syn")
+    out = curation.apply(
+        t["papers"], t["topics"], t["nodes"], t["doc_topics"], t["topic_similarity"],
+        curation.read(site, "syn"), run_id=r.run_id, folder=(site, "syn"),
+    )  # fmt: skip
+    assert out.applied == 2 and not out.unmatched  # the older run's change found its members
+
+
+def test_a_reader_parses_only_new_lines_yet_notices_a_rewritten_log(run):
+    cache, r = run
+    for node in ("1", "2"):
+        _record(cache, r, "hide", node=node)
+    assert [c["node"] for c in curation.read(cache, "syn")] == ["1", "2"]
+    _record(cache, r, "hide", node="3")  # appended: parsed from where the reader stopped
+    assert [c["node"] for c in curation.read(cache, "syn")] == ["1", "2", "3"]
+    log = curation.path(cache, "syn")
+    lines = log.read_text().splitlines()
+    lines[-1] = lines[-1].replace('"node": "3"', '"node": "4"')
+    with log.open("r+") as handle:  # edited in place: the same file, the same size
+        handle.write("\n".join(lines) + "\n")
+    assert [c["node"] for c in curation.read(cache, "syn")] == ["1", "2", "4"]
