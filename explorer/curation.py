@@ -186,10 +186,8 @@ class Curated:
 
 
 class _Replay:
-    """The edits in effect, replayed on plain arrays and written to the tables once: a
-    rename or hide keeps only the last label or flag per node (merges never read them);
-    moves and merges change the papers' assignment in history order (a merge keeps its
-    largest member as curated so far), and what merges drop leaves the tables at the end."""
+    """The moves and merges in effect, replayed in history order on plain arrays (a merge
+    keeps its largest member as curated so far) and written to the tables once."""
 
     def __init__(self, papers: pd.DataFrame, nodes: pd.DataFrame) -> None:
         self.papers = papers
@@ -201,20 +199,12 @@ class _Replay:
         for node, parent in self.parent.items():
             self.children.setdefault(parent, []).append(node)
         self.alive = set(self.parent)
-        self.labels: dict[str, str] = {}
-        self.hidden: dict[str, bool] = {}
         self.absorbed: dict[str, str] = {}  # merged-away topic -> its keeper
         self.dropped: set[str] = set()
-        self.reassigned = False
         self._row: dict[str, int] | None = None
 
     def edit(self, change: dict, ids: dict[str, str]) -> None:
-        op = change["op"]
-        if op == "rename":
-            self.labels[ids[change["node"]]] = change["label"]
-        elif op in ("hide", "unhide"):
-            self.hidden[ids[change["node"]]] = op == "hide"
-        elif op == "move":
+        if change["op"] == "move":
             self.move(change["paper"], ids[change["node"]])
         else:
             self.merge([ids[n] for n in change["nodes"]])
@@ -228,7 +218,6 @@ class _Replay:
         self.column["topic_id"][row] = topic
         self.column["area_id"][row] = area if isinstance(area, str) else ""
         self.column["subtopic_id"][row] = node if level_of(node) == "subtopic" else ""
-        self.reassigned = True
 
     def merge(self, merged: list[str]) -> None:
         """Topics (or subtopics of one topic) into the largest, as curated so far: it keeps
@@ -254,21 +243,76 @@ class _Replay:
             dropped = set(gone)
         self.dropped |= dropped
         self.alive -= dropped
-        self.reassigned = True
 
     def write(self, out: Curated) -> None:
-        """The replayed state into `out`'s tables, each changed once."""
-        if self.reassigned:
-            out.papers = out.papers.assign(**{
-                c: pd.Series(v, index=out.papers.index, dtype=out.papers[c].dtype)
-                for c, v in self.column.items()
-            })  # fmt: skip
+        """The replayed assignment into `out`'s tables, each changed once."""
+        out.papers = out.papers.assign(**{
+            c: pd.Series(v, index=out.papers.index, dtype=out.papers[c].dtype)
+            for c, v in self.column.items()
+        })  # fmt: skip
         if self.dropped:
             out.nodes = out.nodes[~out.nodes["node_id"].isin(self.dropped)].reset_index(drop=True)
             _drop_topics(out, list(self.absorbed))
             _absorb_doc_topics(out, self.absorbed)
-        _set_labels(out, self.labels)
-        _set_hidden(out, self.hidden)
+
+
+@dataclass
+class _Progress:
+    """apply()'s pass over one history on one run's tables: the last label and hidden flag
+    per node (order among them does not matter: merges never read them), the moves and
+    merges in effect (order matters), and what was not applied. Extended rather than
+    redone when only edits were appended since: a page load after a change replays it."""
+
+    bases: tuple  # the tables it was made on, compared by identity
+    count: int = 0  # changes passed over
+    last: dict | None = None  # the last of them, by identity: the same parsed history
+    labels: dict[str, str] = field(default_factory=dict)
+    hidden: dict[str, bool] = field(default_factory=dict)
+    shaping: list[tuple[dict, dict[str, str]]] = field(default_factory=list)
+    unmatched: list[dict] = field(default_factory=list)
+    refused: list[dict] = field(default_factory=list)
+    applied: int = 0
+
+    def extends(self, bases: tuple, changes: list[dict]) -> bool:
+        """Whether `changes` are this pass's history plus edits only (nothing taken back)."""
+        same = all(a is b for a, b in zip(self.bases, bases, strict=True))
+        if not same or len(changes) < self.count:
+            return False
+        if self.count and changes[self.count - 1] is not self.last:
+            return False
+        return all(c["op"] in EDITS for c in changes[self.count :])
+
+    def take(self, change: dict, ids: dict[str, str]) -> None:
+        op = change["op"]
+        if op == "rename":
+            self.labels[ids[change["node"]]] = change["label"]
+        elif op in ("hide", "unhide"):
+            self.hidden[ids[change["node"]]] = op == "hide"
+        else:
+            self.shaping.append((change, ids))
+        self.applied += 1
+
+
+@dataclass
+class _Shaped:
+    """A run's tables after the moves and merges in effect, with sizes (no labels yet)."""
+
+    bases: tuple
+    key: tuple  # the moves and merges it replayed
+    tables: Curated
+
+
+# Per (run, store): the last pass and the last shaped tables. Both are pure functions of
+# their inputs (compared on use), kept so a page load after a change does not redo them.
+_PROGRESS: dict[tuple, _Progress] = {}
+_SHAPED: dict[tuple, _Shaped] = {}
+_MAX_MEMO = 8
+
+
+def _remember(memo: dict, key: tuple, value: object) -> None:
+    if key not in memo and len(memo) >= _MAX_MEMO:
+        memo.pop(next(iter(memo)))
+    memo[key] = value
 
 
 def apply(
@@ -286,27 +330,67 @@ def apply(
     nodes (False everywhere without curation) so every view can grey or filter them.
     `run_id` is the run these tables are (its own changes resolve by id), `folder` the
     (cache_dir, corpus) whose stored members match changes made on other runs."""
-    # A shallow copy: pandas copies on write, so edits below never reach the built frame,
-    # and the columns they leave alone are shared, not duplicated.
+    bases = (papers, topics, nodes, doc_topics, topic_similarity)
+    key = (run_id, str(folder))
+    progress = _pass(bases, changes, Resolver(papers, nodes, run_id, folder), key)
+    shaped = _shape(bases, progress.shaping, key).tables
+    # A shallow copy: pandas copies on write, so edits below never reach the shaped (or
+    # built) frames, and the columns they leave alone are shared, not duplicated.
     out = Curated(
-        papers.copy(deep=False), topics.copy(), nodes.copy(), doc_topics, topic_similarity.copy()
-    )
-    out.nodes["hidden"] = False
-    resolver = Resolver(papers, nodes, run_id, folder)
-    replay = _Replay(papers, nodes)
-    for change in active(changes):
-        if "refused" in change:
-            out.refused.append(change)
-            continue
-        ids = resolver.resolve(change)
-        if ids is None:
-            out.unmatched.append(change)
-            continue
-        replay.edit(change, ids)
-        out.applied += 1
-    replay.write(out)
-    _recount(out)
+        shaped.papers.copy(deep=False), shaped.topics.copy(), shaped.nodes.copy(),
+        shaped.doc_topics, shaped.topic_similarity.copy(), list(progress.unmatched),
+        list(progress.refused), progress.applied,
+    )  # fmt: skip
+    _set_labels(out, progress.labels)
+    _set_hidden(out, progress.hidden)
+    _show_labels(out)
     return out
+
+
+def _pass(bases: tuple, changes: list[dict], resolver: Resolver, key: tuple) -> _Progress:
+    """Every edit in effect sorted into a _Progress (the memo's, extended when it can)."""
+    memo = _PROGRESS.get(key)
+    if memo is not None and memo.extends(bases, changes):
+        progress = _Progress(
+            bases, memo.count, memo.last, dict(memo.labels), dict(memo.hidden),
+            list(memo.shaping), list(memo.unmatched), list(memo.refused), memo.applied,
+        )  # fmt: skip
+        todo = changes[memo.count :]
+    else:
+        progress, todo = _Progress(bases), active(changes)
+    for change in todo:
+        if "refused" in change:
+            progress.refused.append(change)
+        elif (ids := resolver.resolve(change)) is None:
+            progress.unmatched.append(change)
+        else:
+            progress.take(change, ids)
+    progress.count, progress.last = len(changes), changes[-1] if changes else None
+    _remember(_PROGRESS, key, progress)
+    return progress
+
+
+def _shape(bases: tuple, shaping: list[tuple[dict, dict[str, str]]], key: tuple) -> _Shaped:
+    """The tables after `shaping` (the memo's when it replayed the same)."""
+    replayed = tuple((c["id"], c["time"], tuple(ids.items())) for c, ids in shaping)
+    memo = _SHAPED.get(key)
+    if (
+        memo
+        and memo.key == replayed
+        and all(a is b for a, b in zip(memo.bases, bases, strict=True))
+    ):
+        return memo
+    papers, topics, nodes, doc_topics, similarity = bases
+    tables = Curated(papers.copy(deep=False), topics.copy(), nodes.copy(), doc_topics, similarity)
+    if shaping:
+        replay = _Replay(papers, nodes)
+        for change, ids in shaping:
+            replay.edit(change, ids)
+        replay.write(tables)
+    _count(tables)
+    shaped = _Shaped(bases, replayed, tables)
+    _remember(_SHAPED, key, shaped)
+    return shaped
 
 
 def of_run(run: Run, changes: list[dict] | None = None) -> Curated:
@@ -322,17 +406,15 @@ def of_run(run: Run, changes: list[dict] | None = None) -> Curated:
 
 def _set_labels(out: Curated, labels: dict[str, str]) -> None:
     for frame, column in ((out.nodes, "node_id"), (out.topics, "topic_id")):
-        rows = frame[column].isin(labels.keys())
-        if rows.any():
-            named = frame.loc[rows, column].map(labels)
-            frame.loc[rows, "label"] = named
-            frame.loc[rows, "long_label"] = named
+        named = frame[column].map(labels)
+        if named.notna().any():
+            for name in ("label", "long_label"):
+                frame[name] = named.fillna(frame[name]).astype(frame[name].dtype)
 
 
 def _set_hidden(out: Curated, hidden: dict[str, bool]) -> None:
-    rows = out.nodes["node_id"].isin(hidden.keys())
-    if rows.any():
-        out.nodes.loc[rows, "hidden"] = out.nodes.loc[rows, "node_id"].map(hidden).astype(bool)
+    flags = out.nodes["node_id"].map(hidden)
+    out.nodes["hidden"] = flags.fillna(False).astype(bool) if flags.notna().any() else False
 
 
 def _drop_topics(out: Curated, gone: list[str]) -> None:
@@ -362,9 +444,8 @@ def _absorb_doc_topics(out: Curated, absorbed: dict[str, str]) -> None:
     out.doc_topics = docs[out.doc_topics.columns].reset_index(drop=True)
 
 
-def _recount(out: Curated) -> None:
-    """What follows from the curated assignment: sizes, shares, hidden flags, and the
-    topic's label and stability on each paper (every view reads them from there)."""
+def _count(out: Curated) -> None:
+    """Sizes and shares from the curated assignment."""
     papers, nodes = out.papers, out.nodes
     counts: dict[str, int] = {}
     for column in ("area_id", "topic_id", "subtopic_id"):
@@ -374,11 +455,18 @@ def _recount(out: Curated) -> None:
     topic_size = papers["topic_id"].value_counts()
     out.topics["size"] = out.topics["topic_id"].map(topic_size).fillna(0).astype(int)
     out.topics["share"] = out.topics["size"] / max(len(papers), 1)
+
+
+def _show_labels(out: Curated) -> None:
+    """What follows from the labels and hidden flags: hidden nodes' labels marked, and
+    the topic's label, stability and hidden flag on each paper (every view reads them)."""
+    papers, nodes = out.papers, out.nodes
     hidden = set(nodes.loc[nodes["hidden"], "node_id"])
     for frame, column in ((nodes, "node_id"), (out.topics, "topic_id")):
         rows = frame[column].isin(hidden)  # greyed as hidden everywhere the label shows
-        for name in ("label", "long_label"):
-            frame.loc[rows, name] = frame.loc[rows, name] + f" ({HIDDEN_LABEL})"
+        if rows.any():
+            for name in ("label", "long_label"):
+                frame[name] = frame[name].where(~rows, frame[name] + f" ({HIDDEN_LABEL})")
     out.topics["hidden"] = out.topics["topic_id"].isin(hidden)
     label = dict(zip(out.topics["topic_id"], out.topics["label"], strict=True))
     papers["topic_label"] = papers["topic_id"].map(label).fillna(papers["topic_label"])
