@@ -36,7 +36,7 @@ _APP_FILES = ("app.py", ".streamlit/config.toml", "Dockerfile", "serve.py")
 # has no ONNX export and the host installs the model packages), and serve.py, which
 # the folder's own serve.py runs to serve with N workers behind haproxy.
 PACKAGE_ALLOW = (
-    "__init__.py", "artifacts.py", "curation.py", "curation_log.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
+    "__init__.py", "artifacts.py", "curation.py", "curation_apply.py", "curation_log.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
     "build/__init__.py", "build/embed.py", "build/memory.py",
 )  # fmt: skip
 MARKER = artifacts.PUBLISH_MARKER
