@@ -14,6 +14,11 @@ mid-append leaves a torn last line: readers ignore it with a warning, the next w
 off. The schema-1 file (`curation.json`, one JSON document, members in every change) is
 still read when no log exists, and is migrated to the log by the first write (the old file
 kept beside it as `curation.json.bak`). `compact` rewrites the log keeping only its state.
+
+Why a log: the schema-1 file was rewritten whole at every change, with every member list in
+every change; at 10,000 changes it was 68 MB and one rename took 33.7 s. With the log and
+members stored once, the same history (bench/curation.py, ICML 2013-2019) is a 1.9 MB log
+and 0.1 MB of member lists, and one more change takes ~2 ms.
 """
 
 from __future__ import annotations
