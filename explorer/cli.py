@@ -235,7 +235,7 @@ def _curate_parser(sub) -> None:
         "curate",
         help="rename, merge, hide or move topics, kept as an overlay over every run",
         description="explorer curate NAME rename NODE LABEL | merge NODE NODE... | hide NODE "
-        "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history",
+        "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history | compact",
     )
     c.add_argument("name", help="corpus")
     ops = c.add_subparsers(dest="op", required=True)
@@ -255,6 +255,11 @@ def _curate_parser(sub) -> None:
     revert = ops.add_parser("revert", help="return to the state right after change ID")
     revert.add_argument("id", type=int)
     ops.add_parser("history", help="every change, and which are in effect")
+    ops.add_parser(
+        "compact",
+        help="rewrite the history as its state, dropping what was taken back "
+        "(the old history is kept beside it)",
+    )
 
 
 def info_summary(run: artifacts.Run) -> dict:
@@ -532,6 +537,10 @@ def _cmd_curate(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer import curation
 
     run = artifacts.open_run(cache_dir, args.name)
+    if args.op == "compact":
+        kept, dropped, backup = curation.compact(cache_dir, args.name)
+        print(f"kept {kept} changes in effect, dropped {dropped}; the old history is {backup}")
+        return
     if args.op == "history":
         changes = curation.read(cache_dir, args.name)
         live = {c["id"] for c in curation.active(changes)}
@@ -551,8 +560,9 @@ def _cmd_curate(args: argparse.Namespace, cache_dir: Path) -> None:
     fields = {k: getattr(args, k) for k in ("node", "nodes", "label", "paper") if hasattr(args, k)}
     shown = curation.of_run(run).nodes
     change = curation.record(
-        cache_dir, args.name, run.table("papers"), shown, args.op, source="cli", **fields
-    )
+        cache_dir, args.name, run.table("papers"), shown, args.op,
+        run_id=run.run_id, source="cli", **fields,
+    )  # fmt: skip
     print(curation.describe(change))
 
 

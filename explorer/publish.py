@@ -53,7 +53,7 @@ FOLDER_MODE = 0o755
 # has no ONNX export and the host installs the model packages), and serve.py, which
 # the folder's own serve.py runs to serve with N workers behind haproxy.
 PACKAGE_ALLOW = (
-    "__init__.py", "artifacts.py", "curation.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
+    "__init__.py", "artifacts.py", "curation.py", "curation_apply.py", "curation_log.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
     "build/__init__.py", "build/embed.py", "build/memory.py",
 )  # fmt: skip
 MARKER = artifacts.PUBLISH_MARKER
@@ -394,12 +394,18 @@ def _copy_encoder(folder: Path, run: artifacts.Run) -> bool:
 
 
 def _copy_curation(folder: Path, run: artifacts.Run) -> None:
-    """The corpus's curation overlay, checked, so the folder shows the curator's names;
-    the folder's viewer cannot edit it (it carries the publish marker)."""
-    source = curation.path(run.path.parents[1], run.corpus)
-    if source.is_file():
-        curation.read(run.path.parents[1], run.corpus)  # a damaged overlay is not shipped
-        shutil.copy2(source, curation.path(folder / "cache", run.corpus))
+    """The corpus's curation overlay (its log, or a schema-1 file not yet migrated, and the
+    stored members), checked, so the folder shows the curator's names; the folder's viewer
+    cannot edit it (it carries the publish marker). Old logs kept beside it stay behind."""
+    cache_dir, corpus = run.path.parents[1], run.corpus
+    curation.read(cache_dir, corpus)  # a damaged overlay is not shipped
+    for source in (curation.path(cache_dir, corpus), curation.legacy_path(cache_dir, corpus)):
+        if source.is_file():
+            shutil.copy2(source, folder / "cache" / corpus / source.name)
+            break
+    members = cache_dir / corpus / curation.MEMBERS
+    if members.is_dir():
+        shutil.copytree(members, folder / "cache" / corpus / curation.MEMBERS)
 
 
 def _write_folder(folder: Path, run: artifacts.Run, allowed_hosts: tuple[str, ...]) -> None:

@@ -30,8 +30,9 @@ def edit(data: RunData, op: str, **args: object) -> None:
     try:
         editing.require_editor(APP_DIR)
         change = curation.record(
-            cache_dir(), data.corpus, data.built_papers, data.nodes, op, source="dashboard", **args
-        )
+            cache_dir(), data.corpus, data.built_papers, data.nodes, op,
+            run_id=data.run_id, source="dashboard", **args,
+        )  # fmt: skip
     except (InputError, editing.EditRefused) as exc:
         st.error(md(exc))
         return
@@ -107,7 +108,7 @@ if not editing.is_editor(APP_DIR):  # signed out or expired since the navigation
 data = current()
 st.title("Curate")
 st.caption(
-    "Changes are kept beside the corpus (curation.json), show on every page at once and "
+    "Changes are kept beside the corpus (curation.jsonl), show on every page at once and "
     "carry over to rebuilds; undo and revert take them back."
 )
 if done := st.session_state.pop(DONE, None):
@@ -122,6 +123,15 @@ if data.unmatched:
         )
     )
     st.text(without_bidi("\n".join(curation.describe(c) for c in data.unmatched)))
+if data.refused:
+    st.warning(
+        md_format(
+            "{n} change(s) hold a label that is not allowed (invisible, control or undecodable "
+            "characters) and are not applied; rename the node again:",
+            n=len(data.refused),
+        )
+    )
+    st.text(without_bidi("\n".join(curation.describe(c) for c in data.refused)))
 
 name = node_name(data.nodes)
 nodes = data.nodes[data.nodes["level"].isin(levels(data))]  # no stand-in areas

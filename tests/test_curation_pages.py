@@ -4,7 +4,7 @@ links keep working because they carry ids; `explorer export` writes the curated 
 
 AppTest on a private copy of the planted build (tests/planted.py: the seed abstracts plus
 well-separated subject groups, so at least the six topics these tests curate, whatever the
-build seed; curation.json is written beside its runs), and on a synthetic run for areas
+build seed; the curation log is written beside its runs), and on a synthetic run for areas
 and subtopics. The tests pick topics from the run's ids (`Built.ids`), never assume them.
 """
 
@@ -415,7 +415,7 @@ def test_a_change_saved_elsewhere_between_choosing_and_submitting_edits_the_chos
         run = artifacts.open_run(cache, CORPUS)
         curation.record(
             cache, CORPUS, run.table("papers"), curation.of_run(run).nodes, "hide",
-            source="cli", node=node,
+            run_id=run.run_id, source="cli", node=node,
         )  # fmt: skip
 
     t = built.ids
@@ -486,8 +486,9 @@ def test_curate_page_lists_unmatched_changes(cache, app, built):
     papers.loc[strays, "topic_id"] = "0"
     nodes = pd.DataFrame({"node_id": ["0"]})
     change = curation.record(
-        cache, CORPUS, papers, nodes, "rename", source="cli", node="0", label="Lost label"
-    )
+        cache, CORPUS, papers, nodes, "rename",
+        run_id="an-older-run", source="cli", node="0", label="Lost label",
+    )  # fmt: skip
     at = run_page(app(), "curate")
     assert any("1 change(s) do not match" in shown(w.value) for w in at.warning)
     assert curation.describe(change) in [e.value for e in at.text]

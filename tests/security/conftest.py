@@ -5,6 +5,7 @@ asserts what the attack could not do. The browser fixtures (`browser`, `page`) a
 tests/conftest.py's, shared with the end-to-end suite.
 """
 
+import json
 import shutil
 from pathlib import Path
 
@@ -45,8 +46,8 @@ def hostile_rows() -> list[dict]:
 @pytest.fixture(scope="session")
 def hostile_text_cache(seed_cache, tmp_path_factory) -> Path:
     """A real build named 'hostile' (the seed and planted abstracts plus `hostile_rows`),
-    curated: one topic renamed to a formula, another to a label hiding the controls."""
-    from explorer import curation
+    curated: one topic renamed to a formula, another to a label hiding the controls (left
+    by an older version: refused today, so never applied, and shown neutralised)."""
     from explorer.artifacts import open_run
     from explorer.build.pipeline import build
     from tests.conftest import build_config, topic_ids
@@ -59,8 +60,20 @@ def hostile_text_cache(seed_cache, tmp_path_factory) -> Path:
     build(build_config(HOSTILE, inputs), cache_dir=cache, progress=False, log=lambda m: None)
     run = open_run(cache, HOSTILE)
     first, second = topic_ids(run)[:2]
-    for node, label in ((first, FORMULAS[0]), (second, f"{BIDI_MARK} label {BIDI} x")):
-        shown = curation.of_run(run).nodes
-        curation.record(cache, HOSTILE, run.table("papers"), shown, "rename", node=node,
-                        label=label, source="cli")  # fmt: skip
+    # A history an older version wrote: today's `record` refuses the second label.
+    write_legacy(cache / HOSTILE, run, {first: FORMULAS[0], second: f"{BIDI_MARK} label {BIDI} x"})
     return cache
+
+
+def write_legacy(corpus_dir: Path, run, labels: dict[str, str]) -> None:
+    """A schema-1 curation.json as the old code wrote it (json.dumps, members in every
+    change), renaming topics to `labels`: what an older version left on disk."""
+    papers = run.table("papers")
+    changes = [
+        {"id": i, "op": "rename", "node": node, "label": label,
+         "members": {node: sorted(papers.loc[papers["topic_id"] == node, "paper_id"])},
+         "source": "cli", "time": "2026-01-01T00:00:00+00:00"}
+        for i, (node, label) in enumerate(labels.items(), 1)
+    ]  # fmt: skip
+    text = json.dumps({"schema": 1, "changes": changes}, indent=1)
+    (corpus_dir / "curation.json").write_text(text, encoding="utf-8")

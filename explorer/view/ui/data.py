@@ -81,6 +81,7 @@ class RunData:
     built_papers: pd.DataFrame  # the papers as built, before curation (what edits record)
     curation: tuple  # the overlay's version (curation.version) these tables include
     unmatched: tuple[dict, ...]  # curation changes whose nodes this run does not have
+    refused: tuple[dict, ...]  # curation changes holding a label no longer allowed
     memo: Memo = field(default_factory=lambda: Memo(RUN_MEMO_ENTRIES), repr=False, compare=False)
     views: Memo = field(default_factory=lambda: Memo(VIEW_MEMO_ENTRIES), repr=False, compare=False)
 
@@ -128,7 +129,7 @@ def load_run(cache_dir: str, corpus: str, run_id: str, version: tuple = ()) -> R
     changes = [_clean_label(c) for c in curation.read(Path(cache_dir), corpus)]
     cur = curation.apply(
         tables["papers"], tables["topics"], tables["nodes"], tables["doc_topics"],
-        arrays["topic_similarity"], changes,
+        arrays["topic_similarity"], changes, run_id=run_id, folder=(Path(cache_dir), corpus),
     )  # fmt: skip
     curated = {**tables, "papers": cur.papers, "topics": cur.topics, "nodes": cur.nodes}
     curated["doc_topics"] = cur.doc_topics
@@ -136,6 +137,7 @@ def load_run(cache_dir: str, corpus: str, run_id: str, version: tuple = ()) -> R
         corpus=corpus, run_id=run_id, manifest=manifest, **curated,
         **{**arrays, "topic_similarity": cur.topic_similarity},
         built_papers=tables["papers"], curation=version, unmatched=tuple(cur.unmatched),
+        refused=tuple(cur.refused),
     )  # fmt: skip
 
 
