@@ -55,7 +55,7 @@ def private_cache(seed_cache, tmp_path) -> Path:
     shutil.copytree(seed_cache, cache, ignore=shutil.ignore_patterns("embeddings", "numba"))
     run = artifacts.open_run(cache, "seed")
     shown = curation.of_run(run).nodes
-    curation.record(cache, "seed", run.table("papers"), shown, "rename",
+    curation.record(cache, "seed", run.table("papers"), shown, "rename", run_id=run.run_id,
                     node=topic_ids(run)[0], label="Renamed", source="cli")  # fmt: skip
     for path in [cache, *cache.rglob("*")]:
         path.chmod(0o700 if path.is_dir() else 0o600)
@@ -81,7 +81,7 @@ def test_every_published_file_is_readable_by_all_under_umask_077(private_cache, 
         assert set(files.values()) == {0o644}, {n: oct(m) for n, m in files.items() if m != 0o644}
         run_id = (dest / "cache/seed/latest").read_text()
         for name in (MARKER, "cache/seed/latest", f"cache/seed/{run_id}/manifest.json",
-                     "cache/seed/curation.json", ".streamlit/config.toml"):  # fmt: skip
+                     "cache/seed/curation.jsonl", ".streamlit/config.toml"):  # fmt: skip
             assert files[f"site/{name}"] == 0o644
 
 
