@@ -1,7 +1,7 @@
 """Run the benchmarks and regenerate bench/README.md's table from bench/results/*.json.
 
-python -m bench.run quick   # targets 2, 3, 6, 8 (embedding, warm re-fit, viewer, query
-                            # encoder): ~15 min
+python -m bench.run quick   # targets 2, 3, 6, 8, 13 (embedding, warm re-fit, viewer, query
+                            # encoder, curation at 10,000 changes): ~20 min
 python -m bench.run full    # + cold builds vs stock (ICML, then ~11k papers), incremental,
                             # both build engines on ~23k abstracts (bench/engines.py),
                             # and topic quality per level (bench/quality.py)
@@ -94,6 +94,15 @@ def quick() -> None:
     run_viewer()
     print("Semantic search without torch (ONNX export vs sentence-transformers)…", flush=True)
     run_onnx_encoder()
+    print("Curation with 10,000 changes recorded…", flush=True)
+    run_curation()
+
+
+def run_curation() -> None:
+    """bench/curation.py alone: `python -m bench.curation`, then `python -m bench.run report`."""
+    result = run_child([sys.executable, "-m", "bench.curation"])
+    if result.returncode != 0:
+        sys.exit(f"curation benchmark failed:\n{result.stderr[-3000:]}")
 
 
 def run_onnx_encoder() -> None:
@@ -305,6 +314,8 @@ def table() -> str:
         rows.append(_load_row(result, label, False))
     if result := _load("onnx_encoder"):
         rows.append(_onnx_row(result))
+    if result := _load("curation"):
+        rows.append(_curation_row(result))
     if result := _load("engines"):
         rows.append(_engines_row(result))
     if result := _load("sample-fit"):
@@ -314,6 +325,27 @@ def table() -> str:
     if result := _load("reproducibility"):
         rows.append(_reproducibility_row(result))
     return "\n".join(rows + _quality_rows())
+
+
+def _curation_row(result: dict) -> str:
+    """bench/curation.py: one more change and the page load after it, at 10,000 changes."""
+    warm, fresh, disk = result["warm"], result["fresh"], result["disk"]
+    pages = ", ".join(
+        f"{page} {v['full']} s vs {v['empty']} s ({v['ratio']})" for page, v in warm.items()
+    )
+    ours = (
+        f"one change {result['change_ms']} ms (empty history: {result['empty_change_ms']} ms); "
+        f"warm page load after it: {pages}; fresh worker: {fresh['full_s']} s vs "
+        f"{fresh['empty_s']} s ({fresh['ratio']}); log {disk['log_mb']} MB + members "
+        f"{disk['members_mb']} MB ({disk['member_files']} files)"
+    )
+    label = (
+        f"13. curation, {result['corpus']} with {result['changes']:,} changes "
+        f"({result['in_effect']:,} in effect): one more change ≤ 50 ms, the page load after "
+        "it ≤ 1.2x an empty history's (warm and fresh)"
+    )
+    ratio = f"warm {result['warm_ratio_max']}, fresh {fresh['ratio']}"
+    return _row(label, ours, "", ratio, result["ok"], result["when"][:10])
 
 
 def _reproducibility_row(result: dict) -> str:

@@ -70,6 +70,14 @@ def _parser() -> argparse.ArgumentParser:
         help="also replace files an earlier publish wrote that were edited since "
         "(never touches files it did not write)",
     )
+    pub.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name visitors will use (repeatable; localhost names are always "
+        "allowed): written into the folder's Streamlit config, other names are refused",
+    )
 
     srv = sub.add_parser(
         "serve",
@@ -227,7 +235,7 @@ def _curate_parser(sub) -> None:
         "curate",
         help="rename, merge, hide or move topics, kept as an overlay over every run",
         description="explorer curate NAME rename NODE LABEL | merge NODE NODE... | hide NODE "
-        "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history",
+        "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history | compact",
     )
     c.add_argument("name", help="corpus")
     ops = c.add_subparsers(dest="op", required=True)
@@ -247,6 +255,11 @@ def _curate_parser(sub) -> None:
     revert = ops.add_parser("revert", help="return to the state right after change ID")
     revert.add_argument("id", type=int)
     ops.add_parser("history", help="every change, and which are in effect")
+    ops.add_parser(
+        "compact",
+        help="rewrite the history as its state, dropping what was taken back "
+        "(the old history is kept beside it)",
+    )
 
 
 def info_summary(run: artifacts.Run) -> dict:
@@ -450,7 +463,8 @@ def _cmd_fetch(args: argparse.Namespace, cache_dir: Path) -> None:
 def _cmd_publish(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer.publish import publish
 
-    dest = publish(cache_dir, args.name, args.dest, force=args.force)
+    hosts = tuple(args.allowed_host)
+    dest = publish(cache_dir, args.name, args.dest, force=args.force, allowed_hosts=hosts)
     print(f"Published {args.name!r} to {dest}")
     print(f"Try it: cd {dest} && pip install -r requirements.txt && streamlit run app.py")
     print(f"Deploying (Streamlit Community Cloud, Docker): {dest / 'README.md'}")
@@ -509,6 +523,7 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
 def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer import curation
     from explorer.view.store import export_frame
+    from explorer.view.text import csv_text
 
     run = artifacts.open_run(cache_dir, args.name)
     curated = curation.of_run(run)  # the curator's names and assignments, as the dashboard
@@ -516,7 +531,7 @@ def _cmd_export(args: argparse.Namespace, cache_dir: Path) -> None:
     out: Path = args.out
     if out.parent and not out.parent.exists():
         raise ExplorerError(f"{out.parent}: no such directory")
-    artifacts.atomic_write_text(out, frame.to_csv(index=False))
+    artifacts.atomic_write_text(out, csv_text(frame))
     print(f"Wrote {len(frame)} papers to {out}")
 
 
@@ -524,6 +539,10 @@ def _cmd_curate(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer import curation
 
     run = artifacts.open_run(cache_dir, args.name)
+    if args.op == "compact":
+        kept, dropped, backup = curation.compact(cache_dir, args.name)
+        print(f"kept {kept} changes in effect, dropped {dropped}; the old history is {backup}")
+        return
     if args.op == "history":
         changes = curation.read(cache_dir, args.name)
         live = {c["id"] for c in curation.active(changes)}
@@ -543,8 +562,9 @@ def _cmd_curate(args: argparse.Namespace, cache_dir: Path) -> None:
     fields = {k: getattr(args, k) for k in ("node", "nodes", "label", "paper") if hasattr(args, k)}
     shown = curation.of_run(run).nodes
     change = curation.record(
-        cache_dir, args.name, run.table("papers"), shown, args.op, source="cli", **fields
-    )
+        cache_dir, args.name, run.table("papers"), shown, args.op,
+        run_id=run.run_id, source="cli", **fields,
+    )  # fmt: skip
     print(curation.describe(change))
 
 

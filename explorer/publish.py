@@ -9,7 +9,14 @@ or on every core with ``python serve.py --workers N`` (haproxy in front; explore
 Publishing never destroys what it did not write. A marker file lists every file a publish
 wrote (with its hash); publishing again into that folder replaces exactly those files and
 leaves everything else (a `.git`, notes) alone. Any other non-empty folder is refused, as
-are the home folder, `/`, the project and the cache.
+are the home folder, `/`, the project and the cache. A marker naming anything a publish
+never writes (`.git/HEAD`, `../x`, an absolute path) is refused before anything changes.
+
+A published folder is served by other users (a web server's, a container's): every file is
+0644 and every folder it makes 0755, whatever the umask and the cache's own modes. It
+carries input file names, never the host's paths. Its Streamlit config listens wherever
+its host runs it (no `address`) and answers only to loopback names plus the names given
+with `--allowed-host` (DNS rebinding; README "Host names" for naming hosts at serve time).
 """
 
 from __future__ import annotations
@@ -20,23 +27,33 @@ import os
 import shutil
 import sys
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from explorer import artifacts, curation
 from explorer.errors import ExplorerError
+from explorer.names import LATEST, NAME_RE
+from explorer.serve import ALLOWED_HOSTS_ENV, LOOPBACK_HOSTS, check_hosts
 
 ROOT = Path(__file__).resolve().parents[1]
 # The viewer's runtime dependencies, pinned to what this machine runs (a published
 # folder should not change under its users when a new release appears).
 VIEWER_PACKAGES = ("streamlit", "plotly", "pandas", "pyarrow", "numpy", "onnxruntime", "tokenizers")
-_APP_FILES = ("app.py", ".streamlit/config.toml", "Dockerfile", "serve.py")
+_APP_FILES = ("app.py", "Dockerfile", "serve.py")
+STREAMLIT_CONFIG = ".streamlit/config.toml"
+# Every file at the folder's top that a publish writes (the rest is under pages/,
+# explorer/ and cache/: `_is_publishable`).
+_TOP_FILES = (*_APP_FILES, STREAMLIT_CONFIG, "requirements.txt", "README.md")
+# Readable by every user, writable by the owner: a published folder is served by other
+# accounts (a web server's, a container's), whatever the umask and the cache's modes.
+FILE_MODE = 0o644
+FOLDER_MODE = 0o755
 # What of the explorer package a published folder carries: the contract (with onnx_encoder.py,
 # which runs the exported query encoder) and the view world, plus the model encoder's modules
 # (explorer.view.encoder's declared exception: semantic search falls back to them where a run
 # has no ONNX export and the host installs the model packages), and serve.py, which
 # the folder's own serve.py runs to serve with N workers behind haproxy.
 PACKAGE_ALLOW = (
-    "__init__.py", "artifacts.py", "curation.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
+    "__init__.py", "artifacts.py", "curation.py", "curation_apply.py", "curation_log.py", "errors.py", "names.py", "vectors.py", "onnx_encoder.py", "view", "serve.py",
     "build/__init__.py", "build/embed.py", "build/memory.py",
 )  # fmt: skip
 MARKER = artifacts.PUBLISH_MARKER
@@ -66,8 +83,11 @@ _SEMANTIC = {
 }
 
 
-def _readme(corpus: str, run_id: str, counts: dict, *, semantic: bool) -> str:
+def _readme(
+    corpus: str, run_id: str, counts: dict, *, semantic: bool, hosts: tuple[str, ...]
+) -> str:
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    named = ", ".join(f"`{h}`" for h in (*LOOPBACK_HOSTS, *hosts))
     return f"""# {corpus}: topic explorer
 
 {counts["papers"]:,} papers, {counts["topics"]} topics (run {run_id}). Built with Topic Explorer;
@@ -86,13 +106,16 @@ python -m venv .venv && .venv/bin/pip install -r requirements.txt
 1. Push this folder to a GitHub repository (the `cache/` folder included: it is the data).
 2. On share.streamlit.io, "Create app": pick the repository, branch, and **main file `app.py`**.
 3. Under "Advanced settings" choose **Python {python}**. Requirements are read from
-   `requirements.txt`; `.streamlit/config.toml` is applied as is.
+   `requirements.txt`; `.streamlit/config.toml` is applied as is, so publish with
+   `--allowed-host <your-app>.streamlit.app` (see "Host names").
 
 ## Docker, or any host
 
 ```bash
 docker build -t {corpus}-explorer .
 docker run -p 8501:8501 {corpus}-explorer
+# visitors use another name: docker run -p 8501:8501 \\
+#   -e {ALLOWED_HOSTS_ENV}="localhost 127.0.0.1 explorer.example.org" {corpus}-explorer
 ```
 
 The image runs as a non-root user and reports health on `/_stcore/health`. Without Docker,
@@ -114,6 +137,31 @@ apt-get install haproxy                    # as root; Debian/Ubuntu (macOS: brew
 (this machine only; `--address 0.0.0.0` listens on every interface). The generated haproxy
 config and one log per worker are in `cache/.serve/<port>/`.
 
+## Host names
+
+The dashboard answers only to the host names it was told (a defence against DNS
+rebinding: a web page on another name that resolves to this machine cannot drive it). This
+folder answers to {named}; a browser reaching it by any other name gets a page that never
+connects. Name the host your visitors use in one of three ways:
+
+- publish again with `explorer publish NAME DIR --allowed-host explorer.example.org`
+  (repeatable), which writes the names into `.streamlit/config.toml`;
+- at serve time, in Streamlit's environment variable, space-separated; it **replaces** the
+  list in the config, so include the loopback names you still use:
+  `{ALLOWED_HOSTS_ENV}="localhost 127.0.0.1 explorer.example.org" streamlit run app.py`
+  (with Docker: `docker run -e {ALLOWED_HOSTS_ENV}=...`);
+- with `serve.py`, which answers to the names above (the config's, or the variable's when
+  set) plus any `--allowed-host NAME` it is given: `python serve.py --allowed-host
+  explorer.example.org`. Its haproxy refuses every request naming another host, not only
+  the websocket.
+
+Streamlit checks the name on the websocket only: `/_stcore/health` (Docker's health
+check) answers any name.
+
+The config sets no listening address: `streamlit run app.py` listens on every interface
+(as Docker and Streamlit Community Cloud need); `serve.py` listens on 127.0.0.1 unless
+given `--address`.
+
 ## Sharing a view
 
 Every filter lives in the URL: filter the map, then copy the address bar (or the sidebar's
@@ -121,17 +169,30 @@ Every filter lives in the URL: filter the map, then copy the address bar (or the
 """
 
 
-def publish(cache_dir: Path, corpus: str, dest: Path, *, force: bool = False) -> Path:
-    """Write (or refresh) the folder; `force` also replaces published files edited since."""
+def publish(
+    cache_dir: Path,
+    corpus: str,
+    dest: Path,
+    *,
+    force: bool = False,
+    allowed_hosts: tuple[str, ...] = (),
+) -> Path:
+    """Write (or refresh) the folder; `force` also replaces published files edited since.
+    `allowed_hosts`: the names visitors will use, besides the loopback ones."""
+    check_hosts(allowed_hosts)
     run = artifacts.open_run(cache_dir, corpus)  # verified: a tampered run is not shipped
     dest = Path(dest).expanduser().resolve()
     check_destination(dest, Path(cache_dir))
     previous = _previous_files(dest)
-    created = not dest.exists()
+    made = [path for path in (dest, *dest.parents) if not path.exists()]
+    created = bool(made)
     dest.mkdir(parents=True, exist_ok=True)
+    for path in made:  # folders publish makes are readable by all; yours keep their mode
+        path.chmod(FOLDER_MODE)
     # Staged inside the destination: same file system, so every move is a rename.
     staging = Path(tempfile.mkdtemp(dir=dest, prefix=STAGING_PREFIX))
     try:
+        _write_folder(staging, run, allowed_hosts)
         _publish_into(dest, staging, run, corpus, previous, force=force)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -152,13 +213,15 @@ def _publish_into(
     *,
     force: bool,
 ) -> None:
-    """Stage the folder, check what it may replace, then swap it in, marker first."""
-    _write_folder(staging, run)
+    """Check what the staged folder may replace, then swap it in, marker first."""
     written = {
         p.relative_to(staging).as_posix(): artifacts.sha256_file(p)
         for p in sorted(staging.rglob("*"))
         if p.is_file()
     }
+    unlisted = [name for name in written if not _is_publishable(name)]
+    if unlisted:  # the marker's rule must admit what publish writes, or a republish fails
+        raise ExplorerError(f"publish wrote {unlisted[0]!r}, outside its own list (a bug)")
     _check_replaceable(dest, previous, written, force=force)
     # First record every file that may be ours during the swap (old or new content),
     # so a publish killed midway leaves a folder the next publish can still replace.
@@ -173,6 +236,7 @@ def _publish_into(
 def _write_marker(dest: Path, corpus: str, run_id: str, files: dict[str, list[str]]) -> None:
     marker = {"corpus": corpus, "run_id": run_id, "files": files}
     artifacts.atomic_write_text(dest / MARKER, json.dumps(marker, indent=1, sort_keys=True))
+    (dest / MARKER).chmod(FILE_MODE)
 
 
 def check_destination(dest: Path, cache_dir: Path) -> None:
@@ -201,14 +265,11 @@ def check_destination(dest: Path, cache_dir: Path) -> None:
 def _previous_files(dest: Path) -> dict[str, set[str]]:
     """What an earlier publish wrote into `dest`, name -> accepted sha256s ({} if new).
 
-    Leftover staging folders of a killed publish are removed (only they match its prefix).
+    A marker naming anything a publish never writes is refused before anything changes.
+    Then leftover staging folders of a killed publish are removed (only they match its
+    prefix).
     """
-    if not dest.is_dir():
-        return {}
-    for leftover in dest.glob(f"{STAGING_PREFIX}*"):
-        if leftover.is_dir() and not leftover.is_symlink():
-            shutil.rmtree(leftover)
-    if not any(dest.iterdir()):
+    if not dest.is_dir() or not any(dest.iterdir()):
         return {}
     try:
         files = json.loads((dest / MARKER).read_text(encoding="utf-8"))["files"]
@@ -221,10 +282,43 @@ def _previous_files(dest: Path) -> dict[str, set[str]]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         raise ExplorerError(f"{dest / MARKER}: unreadable; nothing was changed") from None
     for name in previous:
-        parts = Path(name).parts
-        if not parts or Path(name).is_absolute() or ".." in parts or name in (".", MARKER):
-            raise ExplorerError(f"{dest / MARKER}: lists {name!r}, outside the folder")
+        if not _is_publishable(name):
+            raise ExplorerError(
+                f"{dest / MARKER}: lists {name!r}, which explorer publish never writes; "
+                "nothing was changed"
+            )
+    for leftover in dest.glob(f"{STAGING_PREFIX}*"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover)
     return previous
+
+
+def _is_publishable(name: str) -> bool:
+    """Whether `name` (relative, POSIX) is a path some publish writes: a top file, a page,
+    a module of the package (any: an older publish may have copied one this one no longer
+    does), or a corpus's run, `latest`, curation or query encoder under cache/. Nothing
+    hidden (`.git`), nothing outside (`..`, `/etc`)."""
+    path = PurePosixPath(name)
+    if path.as_posix() != name or path.is_absolute() or not path.parts:
+        return False  # only normalised names: no "./x", "x//y", "x/"
+    if name in _TOP_FILES:
+        return True
+    top, *rest = path.parts
+    if any(part.startswith(".") for part in path.parts) or not rest:
+        return False
+    if top in ("pages", "explorer"):
+        return True
+    return top == "cache" and _is_cache_file(rest)
+
+
+def _is_cache_file(parts: list[str]) -> bool:
+    if "/".join(parts).startswith(f"{artifacts.ENCODER_ROOT}/"):
+        return True
+    if not NAME_RE.fullmatch(parts[0]):
+        return False
+    if len(parts) == 2:
+        return parts[1] in (LATEST, curation.FILE)
+    return NAME_RE.fullmatch(parts[1]) is not None  # a run's files
 
 
 def _check_replaceable(
@@ -271,6 +365,8 @@ def _swap_in(
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging / name, target)
+        for parent in Path(name).parents[:-1]:  # the folders it is in, made or not by us
+            (dest / parent).chmod(FOLDER_MODE)
 
 
 def _remove_empty_parents(path: Path, root: Path) -> None:
@@ -298,19 +394,26 @@ def _copy_encoder(folder: Path, run: artifacts.Run) -> bool:
 
 
 def _copy_curation(folder: Path, run: artifacts.Run) -> None:
-    """The corpus's curation overlay, checked, so the folder shows the curator's names;
-    the folder's viewer cannot edit it (it carries the publish marker)."""
-    source = curation.path(run.path.parents[1], run.corpus)
-    if source.is_file():
-        curation.read(run.path.parents[1], run.corpus)  # a damaged overlay is not shipped
-        shutil.copy2(source, curation.path(folder / "cache", run.corpus))
+    """The corpus's curation overlay (its log, or a schema-1 file not yet migrated, and the
+    stored members), checked, so the folder shows the curator's names; the folder's viewer
+    cannot edit it (it carries the publish marker). Old logs kept beside it stay behind."""
+    cache_dir, corpus = run.path.parents[1], run.corpus
+    curation.read(cache_dir, corpus)  # a damaged overlay is not shipped
+    for source in (curation.path(cache_dir, corpus), curation.legacy_path(cache_dir, corpus)):
+        if source.is_file():
+            shutil.copy2(source, folder / "cache" / corpus / source.name)
+            break
+    members = cache_dir / corpus / curation.MEMBERS
+    if members.is_dir():
+        shutil.copytree(members, folder / "cache" / corpus / curation.MEMBERS)
 
 
-def _write_folder(folder: Path, run: artifacts.Run) -> None:
-    """Everything the published folder holds, into a fresh `folder`."""
+def _write_folder(folder: Path, run: artifacts.Run, allowed_hosts: tuple[str, ...]) -> None:
+    """Everything the published folder holds, into a fresh `folder`, readable by all."""
     for name in _APP_FILES:
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, folder / name)
+    (folder / STREAMLIT_CONFIG).parent.mkdir(parents=True)
+    (folder / STREAMLIT_CONFIG).write_text(published_config(allowed_hosts), encoding="utf-8")
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "pages", folder / "pages", ignore=skip)
     package = Path(__file__).resolve().parent
@@ -322,10 +425,87 @@ def _write_folder(folder: Path, run: artifacts.Run) -> None:
         else:
             shutil.copy2(source, target)
     shutil.copytree(run.path, folder / "cache" / run.corpus / run.run_id)
+    _keep_file_names(folder / "cache" / run.corpus / run.run_id)
     artifacts.atomic_write_text(folder / "cache" / run.corpus / artifacts.LATEST, run.run_id)
     _copy_curation(folder, run)
     semantic = _copy_encoder(folder, run)
     (folder / "requirements.txt").write_text(_requirements())
-    readme = _readme(run.corpus, run.run_id, run.manifest["counts"], semantic=semantic)
+    counts = run.manifest["counts"]
+    readme = _readme(run.corpus, run.run_id, counts, semantic=semantic, hosts=allowed_hosts)
     (folder / "README.md").write_text(readme)
     artifacts.open_run(folder / "cache", run.corpus)  # the copy verifies like the original
+    for path in folder.rglob("*"):
+        path.chmod(FOLDER_MODE if path.is_dir() else FILE_MODE)
+
+
+def published_config(allowed_hosts: tuple[str, ...]) -> str:
+    """The project's Streamlit config for a published folder: without `address` (its hosts
+    listen on every interface: Docker, Community Cloud, a server) and answering to the
+    loopback names plus `allowed_hosts` (DNS rebinding)."""
+    hosts = list(dict.fromkeys([*LOOPBACK_HOSTS, *(h.strip().lower() for h in allowed_hosts)]))
+    out: list[str] = []
+    comments: list[str] = []  # an option's comment lines go (or stay) with it
+    for line in (ROOT / STREAMLIT_CONFIG).read_text(encoding="utf-8").splitlines():
+        key = line.split("=", 1)[0].strip() if "=" in line else None
+        if line.startswith("#"):
+            comments.append(line)
+            continue
+        if key == "address":
+            line = ""  # and its comment lines with it
+        elif key == "allowedHosts":
+            out += _HOSTS_COMMENT + [f"allowedHosts = {json.dumps(hosts)}"]
+            line = ""
+        else:
+            out += comments
+        comments = []
+        if line or key is None:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+_HOSTS_COMMENT = [
+    "# DNS rebinding: the websocket answers only to these names (`explorer publish",
+    "# --allowed-host NAME` adds one). Name others at serve time (README, Host names):",
+    f'# {ALLOWED_HOSTS_ENV}="localhost 127.0.0.1 explorer.example.org" (it replaces this',
+    "# list); `python serve.py` answers to these plus its --allowed-host names.",
+]
+
+
+def _keep_file_names(run_dir: Path) -> None:
+    """Input paths become file names in a run's copy (the manifest's inputs, the papers'
+    `source_file`, any message quoting them): a published run tells how its data was
+    named, never where it lay on the build host. The manifest's record of the papers table
+    is updated, so the copy still verifies."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    manifest = artifacts.read_manifest(run_dir)
+    full = sorted({str(i["path"]) for i in manifest.get("inputs", [])}, key=len, reverse=True)
+    manifest = _renamed(manifest, {path: Path(path).name for path in full})
+    table_file = run_dir / "papers.parquet"
+    table = pq.read_table(table_file)
+    if "source_file" in table.column_names:
+        names = [Path(v).name if v else v for v in table.column("source_file").to_pylist()]
+        column = table.schema.get_field_index("source_file")
+        field = table.schema.field(column)
+        table = table.set_column(column, field, pa.array(names, type=field.type))
+        pq.write_table(table, table_file)
+        stat = {"bytes": table_file.stat().st_size, "sha256": artifacts.sha256_file(table_file)}
+        manifest["files"][table_file.name] = stat
+    text = json.dumps(manifest, indent=2, ensure_ascii=False)
+    artifacts.atomic_write_text(run_dir / artifacts.MANIFEST, text)
+
+
+def _renamed(value: object, names: dict[str, str]) -> object:
+    """`value` (JSON) with every string's input paths replaced by their file names, and any
+    string that is an absolute path (a model given as a local folder) by its last part."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, names) for v in value]
+    if isinstance(value, str):
+        if Path(value).is_absolute():
+            return Path(value).name
+        for path, name in names.items():
+            value = value.replace(path, name)
+    return value

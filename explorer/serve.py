@@ -48,6 +48,9 @@ HEALTH_PATH = "/_stcore/health"
 # Host names every server answers to; any other Host header is refused (DNS rebinding: a
 # page on an attacker's name that resolves to this machine must not reach the app).
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+# Streamlit's variable for server.allowedHosts: space-separated names that replace the
+# config's list (a published folder's README tells hosts to use it).
+ALLOWED_HOSTS_ENV = "STREAMLIT_SERVER_ALLOWED_HOSTS"
 # Shared with explorer/view/ui/editing.py, which this stdlib-only module cannot import.
 EDIT_KEY_ENV = "EXPLORER_EDIT_KEY"
 READ_ONLY_ENV = "EXPLORER_READ_ONLY"
@@ -734,6 +737,21 @@ def dashboard(
 # --- the published folder's entry point -------------------------------------------------
 
 
+def folder_hosts(app_dir: Path) -> tuple[str, ...]:
+    """The host names a published folder answers to, as `streamlit run` there would take
+    them: Streamlit's variable when set (it replaces the config's list), else the folder's
+    `server.allowedHosts` (`explorer publish --allowed-host`). The workers' flags and the
+    proxy's check would otherwise drop them."""
+    if (names := os.environ.get(ALLOWED_HOSTS_ENV)) is not None:
+        return tuple(names.split())
+    try:
+        config = tomllib.loads((app_dir / ".streamlit" / "config.toml").read_text("utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return ()
+    hosts = config.get("server", {}).get("allowedHosts", [])
+    return tuple(h for h in hosts if isinstance(h, str)) if isinstance(hosts, list) else ()
+
+
 def main(argv: list[str] | None = None, *, app_dir: Path) -> int:
     """`python serve.py [--workers N] [--port P] [--address A] [--cache-dir DIR]`."""
     parser = argparse.ArgumentParser(
@@ -753,7 +771,7 @@ def main(argv: list[str] | None = None, *, app_dir: Path) -> int:
         workers=args.workers,
         port=args.port,
         address=args.address,
-        allowed_hosts=tuple(args.allowed_host),
+        allowed_hosts=(*folder_hosts(app_dir), *args.allowed_host),
         client_conns=args.client_conns,
         client_address_header=args.client_address_header,
     )  # a published folder is read-only: no --edit here

@@ -15,7 +15,7 @@ import streamlit as st
 from explorer import curation
 from explorer.errors import InputError
 from explorer.view.store import node_name
-from explorer.view.text import md, md_format
+from explorer.view.text import md, md_format, without_bidi
 from explorer.view.ui import editing
 from explorer.view.ui.data import RunData, cache_dir, current, levels
 from explorer.view.ui.router import ensure_router
@@ -30,8 +30,9 @@ def edit(data: RunData, op: str, **args: object) -> None:
     try:
         editing.require_editor(APP_DIR)
         change = curation.record(
-            cache_dir(), data.corpus, data.built_papers, data.nodes, op, source="dashboard", **args
-        )
+            cache_dir(), data.corpus, data.built_papers, data.nodes, op,
+            run_id=data.run_id, source="dashboard", **args,
+        )  # fmt: skip
     except (InputError, editing.EditRefused) as exc:
         st.error(md(exc))
         return
@@ -93,7 +94,7 @@ def history(data: RunData) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "id": [c["id"] for c in changes],
-            "change": [curation.describe(c).split(": ", 1)[1] for c in changes],
+            "change": [without_bidi(curation.describe(c).split(": ", 1)[1]) for c in changes],
             "source": [c["source"] for c in changes],
             "time": [c["time"] for c in changes],
             "in effect": [c["id"] in live or c["op"] not in curation.EDITS for c in changes],
@@ -107,12 +108,12 @@ if not editing.is_editor(APP_DIR):  # signed out or expired since the navigation
 data = current()
 st.title("Curate")
 st.caption(
-    "Changes are kept beside the corpus (curation.json), show on every page at once and "
+    "Changes are kept beside the corpus (curation.jsonl), show on every page at once and "
     "carry over to rebuilds; undo and revert take them back."
 )
 if done := st.session_state.pop(DONE, None):
     st.success("Saved.")
-    st.text(done)
+    st.text(without_bidi(done))
 if data.unmatched:
     st.warning(
         md_format(
@@ -121,7 +122,16 @@ if data.unmatched:
             n=len(data.unmatched),
         )
     )
-    st.text("\n".join(curation.describe(c) for c in data.unmatched))
+    st.text(without_bidi("\n".join(curation.describe(c) for c in data.unmatched)))
+if data.refused:
+    st.warning(
+        md_format(
+            "{n} change(s) hold a label that is not allowed (invisible, control or undecodable "
+            "characters) and are not applied; rename the node again:",
+            n=len(data.refused),
+        )
+    )
+    st.text(without_bidi("\n".join(curation.describe(c) for c in data.refused)))
 
 name = node_name(data.nodes)
 nodes = data.nodes[data.nodes["level"].isin(levels(data))]  # no stand-in areas

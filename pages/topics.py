@@ -5,7 +5,7 @@ import streamlit as st
 from explorer.artifacts import OUTLIER_ID, id_order
 from explorer.view import charts
 from explorer.view.store import available_levels, node_table, topic_name, topic_table
-from explorer.view.text import md, md_format, shorten
+from explorer.view.text import csv_text, md, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, per_view
 from explorer.view.ui.router import ensure_router
@@ -50,7 +50,7 @@ st.dataframe(
 )
 st.download_button(
     "Download topic table (CSV)",
-    topic_table(topics).to_csv(index=False),
+    csv_text(topic_table(topics)),
     file_name=f"{data.corpus}-topics.csv",
     mime="text/csv",
 )

@@ -224,3 +224,46 @@ def clickable(monkeypatch):
             PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(app_test, "PagesManager", Modern)
+
+
+# --- the browser: Debian's chromium through Playwright, one per test session --------------
+# Here, not in tests/e2e/, so the end-to-end and the attack suites share one instance: a
+# second sync Playwright in the same thread refuses to start.
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(
+                f"{CHROMIUM} is missing in CI: `make test` installs it (apt-get install chromium)"
+            )
+        pytest.skip(f"{CHROMIUM} not installed (make test installs it when run as root)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.dialogs = dialogs
+    yield page
+    context.close()

@@ -1,4 +1,5 @@
-"""The curation overlay: each edit's effect on the tables, undo and revert, schema checks,
+"""The curation overlay: each edit's effect on the tables, undo and revert, the log (members
+stored once, schema checks, torn and bad lines, migration from curation.json, compact),
 locking, and matching curated nodes in a rebuilt run by member overlap."""
 
 from __future__ import annotations
@@ -31,14 +32,16 @@ def _apply(cache, run_):
     t = _tables(run_)
     return curation.apply(
         t["papers"], t["topics"], t["nodes"], t["doc_topics"], t["topic_similarity"],
-        curation.read(cache, "syn"),
+        curation.read(cache, "syn"), run_id=run_.run_id, folder=(cache, "syn"),
     )  # fmt: skip
 
 
 def _record(cache, run_, op, **args):
     t = _tables(run_)
     nodes = _apply(cache, run_).nodes
-    return curation.record(cache, "syn", t["papers"], nodes, op, source="cli", **args)
+    return curation.record(
+        cache, "syn", t["papers"], nodes, op, run_id=run_.run_id, source="cli", **args
+    )
 
 
 def test_rename_reaches_nodes_topics_and_papers(run):
@@ -151,11 +154,14 @@ def test_unknown_ids_write_nothing(run):
 
 def test_a_damaged_or_foreign_file_is_refused(run):
     cache, r = run
-    curation.path(cache, "syn").write_text(json.dumps({"schema": 99, "changes": []}))
+    curation.legacy_path(cache, "syn").write_text(json.dumps({"schema": 99, "changes": []}))
     with pytest.raises(ArtifactError, match="schema"):
         curation.read(cache, "syn")
-    curation.path(cache, "syn").write_text("{not json")
+    curation.legacy_path(cache, "syn").write_text("{not json")
     with pytest.raises(ArtifactError, match="unreadable"):
+        curation.read(cache, "syn")
+    curation.path(cache, "syn").write_text('{"schema": 99}\n')
+    with pytest.raises(ArtifactError, match=r"curation.jsonl:1: not a curation log"):
         curation.read(cache, "syn")
 
 
@@ -167,7 +173,7 @@ def test_two_writers_at_once_lose_nothing(run):
     def write(i):
         try:
             curation.record(
-                cache, "syn", t["papers"], t["nodes"], "rename",
+                cache, "syn", t["papers"], t["nodes"], "rename", run_id=r.run_id,
                 source="dashboard", node=str(i % 5), label=f"label {i}",
             )  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - reported below
@@ -216,3 +222,210 @@ def test_no_curation_changes_nothing_but_adds_hidden(run):
     assert not out.unmatched and out.applied == 0
     pd.testing.assert_frame_equal(out.papers.drop(columns=["hidden", "stability"]), t["papers"])
     assert np.array_equal(out.topic_similarity, t["topic_similarity"])
+
+
+# --- the log -------------------------------------------------------------------------------
+
+
+def _lines(cache) -> list[str]:
+    return curation.path(cache, "syn").read_text().splitlines()
+
+
+def test_members_are_stored_once_per_node_and_run(run):
+    cache, r = run
+    for i in range(6):
+        _record(cache, r, "rename", node="1", label=f"name {i}")
+    _record(cache, r, "hide", node="1")
+    stored = list((cache / "syn" / curation.MEMBERS).iterdir())
+    assert len(stored) == 1  # seven changes name topic 1: its papers are one file
+    papers = _tables(r)["papers"]
+    assert sorted(json.loads(stored[0].read_text())) == sorted(
+        papers.loc[papers["topic_id"] == "1", "paper_id"]
+    )
+    lines = _lines(cache)
+    assert len(lines) == 1 + 7  # a header, then one line per change
+    assert all(len(line) < 400 for line in lines)  # no member list in any line
+    assert {json.loads(line)["run"] for line in lines[1:]} == {r.run_id}
+
+
+def test_a_change_on_the_loaded_run_resolves_by_id_without_matching(run, monkeypatch):
+    cache, r = run
+    _record(cache, r, "rename", node="1", label="By id")
+    _record(cache, r, "merge", nodes=["2", "5"])
+
+    def no_matching(*_):
+        raise AssertionError("member matching ran for changes made on this run")
+
+    monkeypatch.setattr(curation.Members, "of_run", no_matching)
+    out = _apply(cache, r)
+    assert out.applied == 2 and out.topics.set_index("topic_id").loc["1", "label"] == "By id"
+
+
+def test_a_change_from_another_run_is_matched_by_members_once_per_process(run, monkeypatch):
+    cache, r = run
+    t = _tables(r)
+    curation.record(
+        cache, "syn", t["papers"], t["nodes"], "rename", run_id="an-older-run",
+        source="cli", node="1", label="Carried",
+    )  # fmt: skip
+    assert _apply(cache, r).topics.set_index("topic_id").loc["1", "label"] == "Carried"
+    calls = []
+    monkeypatch.setattr(curation.Members, "find", lambda *a: calls.append(a) or "1")
+    assert _apply(cache, r).applied == 1 and not calls  # the match is cached for this run
+
+
+def test_a_torn_last_line_is_ignored_then_cut_off(run, caplog):
+    cache, r = run
+    _record(cache, r, "hide", node="2")
+    with curation.path(cache, "syn").open("a") as handle:
+        handle.write('{"id": 2, "op": "rena')  # a crash mid-append
+    with caplog.at_level("WARNING"):
+        assert [c["id"] for c in curation.read(cache, "syn")] == [1]
+    assert "torn last line" in caplog.text
+    _record(cache, r, "rename", node="3", label="After the crash")
+    assert [c["id"] for c in curation.read(cache, "syn")] == [1, 2]
+    assert all(json.loads(line) for line in _lines(cache))
+
+
+def test_a_bad_line_before_the_end_names_file_and_line(run):
+    cache, r = run
+    for node in ("1", "2", "3"):
+        _record(cache, r, "hide", node=node)
+    lines = _lines(cache)
+    lines[2] = "{garbage"
+    curation.path(cache, "syn").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ArtifactError, match=r"curation\.jsonl:3: not a JSON line") as exc:
+        curation.read(cache, "syn")
+    assert "\n" not in str(exc.value)
+    lines[2] = json.dumps({"id": 7, "op": "hide"})
+    curation.path(cache, "syn").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ArtifactError, match=r":3: change 2 missing or out of order"):
+        curation.read(cache, "syn")
+
+
+def _legacy_file(cache, r) -> list[dict]:
+    """A schema-1 curation.json as the old code wrote it: members in every change."""
+    papers = _tables(r)["papers"]
+    members = {n: sorted(papers.loc[papers["topic_id"] == n, "paper_id"]) for n in ("1", "2")}
+    changes = [
+        {"id": 1, "op": "rename", "node": "1", "label": "Old name", "members": {"1": members["1"]},
+         "source": "cli", "time": "2026-01-01T00:00:00+00:00"},
+        {"id": 2, "op": "hide", "node": "2", "members": {"2": members["2"]},
+         "source": "dashboard", "time": "2026-01-01T00:00:01+00:00"},
+    ]  # fmt: skip
+    text = json.dumps({"schema": 1, "changes": changes}, indent=1)
+    curation.legacy_path(cache, "syn").write_text(text)
+    return changes
+
+
+def test_a_schema_1_file_is_read_then_migrated_by_the_first_write(run):
+    cache, r = run
+    old = _legacy_file(cache, r)
+    before = curation.version(cache, "syn")
+    assert before != () and [c["label"] for c in curation.read(cache, "syn")[:1]] == ["Old name"]
+    out = _apply(cache, r)
+    assert out.topics.set_index("topic_id").loc["1", "label"] == "Old name"
+    assert out.nodes.set_index("node_id").loc["2", "hidden"]
+
+    _record(cache, r, "rename", node="3", label="New name")
+    assert not curation.legacy_path(cache, "syn").exists()
+    backup = cache / "syn" / (curation.LEGACY + ".bak")
+    assert json.loads(backup.read_text())["changes"] == old  # kept as it was
+    history = curation.read(cache, "syn")
+    assert [c["id"] for c in history] == [1, 2, 3] and "run" not in history[0]
+    assert curation.version(cache, "syn") != before
+    out = _apply(cache, r)
+    labels = out.topics.set_index("topic_id")["label"]
+    assert (labels["1"], labels["3"]) == ("Old name", "New name")
+    assert out.nodes.set_index("node_id").loc["2", "hidden"]
+
+
+def test_compact_keeps_the_state_and_drops_what_was_taken_back(run):
+    cache, r = run
+    for label in ("a", "b", "c"):
+        _record(cache, r, "rename", node="1", label=label)
+    _record(cache, r, "hide", node="2")
+    _record(cache, r, "merge", nodes=["3", "4"])
+    curation.take_back(cache, "syn", to=None, source="cli")  # the merge
+    paper = _tables(r)["papers"].query("topic_id == '5'")["paper_id"].iloc[0]
+    _record(cache, r, "move", paper=paper, node="0.1")
+    state = _apply(cache, r)
+    old_log = curation.path(cache, "syn").read_text()
+
+    kept, dropped, backup = curation.compact(cache, "syn")
+    history = curation.read(cache, "syn")
+    assert (kept, dropped) == (3, 4) and [c["op"] for c in history] == ["rename", "hide", "move"]
+    assert [c["id"] for c in history] == [1, 2, 3] and history[0]["label"] == "c"
+    assert backup.read_text() == old_log and backup.parent == curation.path(cache, "syn").parent
+    again = _apply(cache, r)
+    pd.testing.assert_frame_equal(again.papers, state.papers)
+    pd.testing.assert_frame_equal(again.nodes, state.nodes)
+
+
+def test_the_history_is_bounded_and_says_to_compact(run, monkeypatch):
+    cache, r = run
+    monkeypatch.setattr(curation.curation_log, "MAX_CHANGES", 3)
+    for node in ("1", "2", "3"):
+        _record(cache, r, "hide", node=node)
+    with pytest.raises(InputError, match=r"explorer curate syn compact"):
+        _record(cache, r, "hide", node="4")
+    with pytest.raises(InputError, match="history is full"):
+        curation.take_back(cache, "syn", to=None, source="cli")
+    assert len(curation.read(cache, "syn")) == 3
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["bad\udcffbyte", "\u200b", "   ", "\u200b \u200b", "evil\u202eexe", "a\u2066b", "x\u200ey",
+     "a\u061cb", "tab\tin", "line\u2028sep", "priv\ue000", "x" * 201, ""],
+)  # fmt: skip
+def test_labels_that_would_hide_or_break_are_refused(run, label):
+    cache, r = run
+    with pytest.raises(InputError) as exc:
+        _record(cache, r, "rename", node="1", label=label)
+    assert "\n" not in str(exc.value) and "label" in str(exc.value)
+    assert not curation.path(cache, "syn").exists()
+
+
+def test_labels_of_any_script_are_kept(run):
+    cache, r = run
+    for label in ("Graphes et réseaux", "图神经网络", "שלום עולם", "x" * 200, "  padded  "):
+        change = _record(cache, r, "rename", node="1", label=label)
+        assert change["label"] == label.strip()
+        assert curation.read(cache, "syn")[-1]["label"] == label.strip()
+
+
+def test_publish_copies_the_log_and_the_members_it_needs(run, tmp_path):
+    from explorer import publish
+
+    cache, r = run
+    _record(cache, r, "rename", node="1", label="Shipped")
+    t = _tables(r)
+    curation.record(
+        cache, "syn", t["papers"], t["nodes"], "hide", run_id="an-older-run",
+        source="cli", node="2",
+    )  # fmt: skip
+    site = tmp_path / "site" / "cache"
+    (site / "syn").mkdir(parents=True)
+    publish._copy_curation(site.parent, r)
+    assert curation.read(site, "syn") == curation.read(cache, "syn")
+    out = curation.apply(
+        t["papers"], t["topics"], t["nodes"], t["doc_topics"], t["topic_similarity"],
+        curation.read(site, "syn"), run_id=r.run_id, folder=(site, "syn"),
+    )  # fmt: skip
+    assert out.applied == 2 and not out.unmatched  # the older run's change found its members
+
+
+def test_a_reader_parses_only_new_lines_yet_notices_a_rewritten_log(run):
+    cache, r = run
+    for node in ("1", "2"):
+        _record(cache, r, "hide", node=node)
+    assert [c["node"] for c in curation.read(cache, "syn")] == ["1", "2"]
+    _record(cache, r, "hide", node="3")  # appended: parsed from where the reader stopped
+    assert [c["node"] for c in curation.read(cache, "syn")] == ["1", "2", "3"]
+    log = curation.path(cache, "syn")
+    lines = log.read_text().splitlines()
+    lines[-1] = lines[-1].replace('"node": "3"', '"node": "4"')
+    with log.open("r+") as handle:  # edited in place: the same file, the same size
+        handle.write("\n".join(lines) + "\n")
+    assert [c["node"] for c in curation.read(cache, "syn")] == ["1", "2", "4"]

@@ -4,7 +4,7 @@ links keep working because they carry ids; `explorer export` writes the curated 
 
 AppTest on a private copy of the planted build (tests/planted.py: the seed abstracts plus
 well-separated subject groups, so at least the six topics these tests curate, whatever the
-build seed; curation.json is written beside its runs), and on a synthetic run for areas
+build seed; the curation log is written beside its runs), and on a synthetic run for areas
 and subtopics. The tests pick topics from the run's ids (`Built.ids`), never assume them.
 """
 
@@ -159,12 +159,16 @@ def drawn(label: str, shown: list[str]) -> bool:
 
 
 def test_a_renamed_topic_shows_on_every_page(cache, app, built):
-    # A topic whose own label the map draws: one sharing its area with another topic (an
-    # area of one topic is labelled like it, and that label is drawn instead).
+    # A topic sharing its area with another (an area of one topic is labelled like it, and
+    # that label is drawn instead), whose own label the map draws if the layout leaves room
+    # for one: where it draws none (label placement depends on the host's layout), the
+    # map's drawn labels are not checked, everything else is.
     before = annotations(map_figure(run_page(app(), "topic_map")))
     areas = built.papers.drop_duplicates("topic_id").set_index("topic_id")["area_id"]
-    shared = areas[areas.duplicated(keep=False)].index
-    t = next(t for t in built.ids if t in shared and drawn(built.label(t), before))
+    shared = [t for t in built.ids if t in set(areas[areas.duplicated(keep=False)].index)]
+    assert shared, "the planted corpus has an area of several topics"
+    t = next((t for t in shared if drawn(built.label(t), before)), shared[0])
+    was_drawn = drawn(built.label(t), before)
     label, old = "Curated robots", built.label(t)
     assert curate(cache, CORPUS, "rename", t, label).startswith("#1 ")
     name, members = f"{t}: {label}", built.members(t)
@@ -176,7 +180,7 @@ def test_a_renamed_topic_shows_on_every_page(cache, app, built):
     at = run_page(app(), "topic_map")
     figure = map_figure(at)
     assert name in hover_names(figure) and f"{t}: {old}" not in hover_names(figure)
-    assert label in annotations(figure)
+    assert not was_drawn or label in annotations(figure)
     table = at.dataframe[0].value
     assert set(table.loc[table["paper_id"].isin(members["paper_id"]), "topic_label"]) == {label}
     assert name in at.multiselect(key="topics").options
@@ -415,7 +419,7 @@ def test_a_change_saved_elsewhere_between_choosing_and_submitting_edits_the_chos
         run = artifacts.open_run(cache, CORPUS)
         curation.record(
             cache, CORPUS, run.table("papers"), curation.of_run(run).nodes, "hide",
-            source="cli", node=node,
+            run_id=run.run_id, source="cli", node=node,
         )  # fmt: skip
 
     t = built.ids
@@ -486,8 +490,9 @@ def test_curate_page_lists_unmatched_changes(cache, app, built):
     papers.loc[strays, "topic_id"] = "0"
     nodes = pd.DataFrame({"node_id": ["0"]})
     change = curation.record(
-        cache, CORPUS, papers, nodes, "rename", source="cli", node="0", label="Lost label"
-    )
+        cache, CORPUS, papers, nodes, "rename",
+        run_id="an-older-run", source="cli", node="0", label="Lost label",
+    )  # fmt: skip
     at = run_page(app(), "curate")
     assert any("1 change(s) do not match" in shown(w.value) for w in at.warning)
     assert curation.describe(change) in [e.value for e in at.text]

@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import artifacts, cli, curation
+from explorer import artifacts, cli, curation, curation_log
 from tests.conftest import ROOT, SEED_ARGS, SEED_DIR, SHARED, planted_inputs, shown
 from tests.test_app import TIMEOUT, as_host, run_page
 
@@ -73,7 +73,9 @@ def record(cache: Path, run: artifacts.Run, op: str, shown=None, **args) -> dict
     """One edit as `explorer curate` records it: on the run as built, naming the nodes
     shown (`shown`, the curated nodes, when the caller has them at hand)."""
     shown = curation.of_run(run).nodes if shown is None else shown
-    return curation.record(cache, run.corpus, run.table("papers"), shown, op, source="cli", **args)
+    return curation.record(
+        cache, run.corpus, run.table("papers"), shown, op, run_id=run.run_id, source="cli", **args
+    )
 
 
 def rebuild_with(
@@ -141,7 +143,10 @@ def check_applied(rebuilt: Rebuilt, cur: curation.Curated) -> list[tuple[dict, s
     for change in curation.active(rebuilt.changes):
         if change["id"] in unmatched:
             continue
-        found = {n: members.find(n, ids) for n, ids in change["members"].items()}
+        found = {
+            n: members.find(n, curation_log.load_members(rebuilt.cache, rebuilt.corpus, ids))
+            for n, ids in change["members"].items()
+        }
         assert None not in found.values(), change  # applied, so every node was found
         op = change["op"]
         if op == "merge":
@@ -278,7 +283,7 @@ def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypat
     strays.loc[papers.groupby("topic_id").head(1).index, "topic_id"] = "0"
     lost = curation.record(
         cache, run.corpus, strays, pd.DataFrame({"node_id": ["0"]}), "rename",
-        source="cli", node="0", label="Lost label",
+        run_id="an-older-run", source="cli", node="0", label="Lost label",
     )  # fmt: skip
 
     output = build(cache, run.corpus, *seed_rebuilt.inputs)  # the same inputs: the run is reused

@@ -137,19 +137,20 @@ def test_a_symbolic_link_never_leads_a_publish_out_of_the_folder(cache, tmp_path
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / ".bashrc").write_text("precious")
-    (dest / "x").symlink_to(outside)
+    (outside / "mine.py").write_text("precious")
+    (dest / "explorer" / "x").symlink_to(outside)  # a name a publish could have written
     marker = json.loads((dest / MARKER).read_text())
-    marker["files"]["x/.bashrc"] = [hashlib.sha256(b"precious").hexdigest()]
+    marker["files"]["explorer/x/mine.py"] = [hashlib.sha256(b"precious").hexdigest()]
     (dest / MARKER).write_text(json.dumps(marker))
     with pytest.raises(ExplorerError, match="x: is a symbolic link"):
         publish(cache, "syn", dest, force=True)
-    assert (outside / ".bashrc").read_text() == "precious"
-    (dest / "x").unlink()
+    assert (outside / "mine.py").read_text() == "precious"
+    (dest / "explorer" / "x").unlink()
     (dest / "pages").rename(dest / "pages-real")
     (dest / "pages").symlink_to(outside)  # a folder it writes into, replaced by a link
     with pytest.raises(ExplorerError, match="pages: is a symbolic link"):
         publish(cache, "syn", dest, force=True)
-    assert sorted(p.name for p in outside.iterdir()) == [".bashrc"]
+    assert sorted(p.name for p in outside.iterdir()) == [".bashrc", "mine.py"]
 
 
 def test_a_publish_killed_midway_is_finished_by_the_next(cache, tmp_path, monkeypatch):

@@ -57,6 +57,23 @@ BATCH_SIZE = 16
 # faster in both precisions (bench row 2b; fewer distinct shapes, and the characters
 # sentence-transformers sorts by are a poor guide to tokens).
 PAD_MULTIPLE = 16
+# Kernel settings without which a vector depends on its company or the thread count on
+# some hosts (measured on a Xeon with AMX: float32 differed between 1 and 2 threads, and
+# bfloat16 between batches of different sizes). MKL's strict conditional-numerical-
+# reproducibility mode makes its matrix products independent of the thread count (AUTO:
+# still the host's best instructions; no measurable cost here), and oneDNN without AMX
+# reduces bfloat16 products in one order whatever the batch (AVX512-BF16 remains). Both
+# are read at the first matrix product, so `reproducible_kernels` runs before any model
+# is used; a value the user set is kept.
+KERNEL_ENV = {"MKL_CBWR": "AUTO,STRICT", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"}
+
+
+def reproducible_kernels() -> None:
+    """Set KERNEL_ENV (before torch's first matrix product in this process)."""
+    for name, value in KERNEL_ENV.items():
+        os.environ.setdefault(name, value)
+
+
 # Shards beyond this count are merged into one, so a cache that has seen many small
 # additions (keyword candidates, added papers) still opens with a few file reads.
 MAX_SHARDS = 64
@@ -123,6 +140,7 @@ def load_model(name: str = DEFAULT_MODEL, *, progress: bool = True):  # -> Sente
 
 @lru_cache(maxsize=2)
 def _load_model(name: str):
+    reproducible_kernels()
     from sentence_transformers import SentenceTransformer
 
     if name in _PACKAGED:

@@ -27,7 +27,7 @@ import pandas as pd
 
 from explorer import __version__, artifacts
 from explorer.build.corpus import Corpus
-from explorer.build.embed import DEFAULT_MODEL
+from explorer.build.embed import DEFAULT_MODEL, reproducible_kernels
 from explorer.build.memory import release_freed_memory
 from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE, applies, sample_params
 from explorer.build.sources import ReadOptions, detect_format, expand_inputs, read_inputs
@@ -114,6 +114,7 @@ def prepare_environment(cache_dir: Path) -> None:
     os.environ.setdefault("NUMBA_CACHE_DIR", str((Path(cache_dir) / "numba").resolve()))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from disk, never a hub
+    reproducible_kernels()
 
 
 @contextlib.contextmanager

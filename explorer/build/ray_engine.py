@@ -140,8 +140,9 @@ class _Embedder:
     def __init__(self, model_name: str, precision: str, threads: int) -> None:
         import torch
 
-        from explorer.build.embed import load_model
+        from explorer.build.embed import load_model, reproducible_kernels
 
+        reproducible_kernels()  # the actor's process: before its first matrix product
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         torch.set_num_threads(threads)

@@ -10,6 +10,13 @@ it through `st.text` and dataframes, or through exactly one function here per co
   pages never build f-strings of data into Markdown; `tests/test_text.py` checks that).
 - `plot` for plotly text, hovers, labels and legend names, which plotly renders as an
   HTML subset (and whose templates expand ``%{...}``).
+- `csv_text` for every CSV the project writes: spreadsheets run cells that start like a
+  formula, so such text cells are made literal (OWASP's CSV injection advice).
+
+Bidirectional controls (`BIDI_CONTROLS`) are dropped from untrusted text: they reorder
+what a reader sees (a title can show one word and hold another). `md` and `plot` drop them,
+and `without_bidi` cleans a run's text columns once when the viewer loads it
+(explorer/view/ui/data.py), which covers `st.text` and dataframe cells too.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ import html
 import re
 import string
 from collections.abc import Iterable
+
+import pandas as pd
 
 # CommonMark lets any ASCII punctuation be backslash-escaped, and then shows it literally.
 # Escaping all of it covers emphasis, links, images, HTML, tables, headings, lists, code,
@@ -33,6 +42,60 @@ WORD_JOINER = "\u2060"
 _TYPOGRAPHIC = re.compile(r"<->|->|<-|--|>=|<=|~=")
 _AUTOLINK = re.compile(r"(?i)(https?|ftp|mailto|www)(?=[/.:])|(?=@)")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+# Unicode's bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069)
+# and its direction marks (LRM, RLM, ALM): invisible, they reorder the text around them.
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+# A spreadsheet treats a cell starting with one of these as a formula (tab and carriage
+# return because some strip them first). A quote in front makes the cell plain text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = re.compile("[" + re.escape("".join(FORMULA_STARTS)) + "]")
+# A text cell that is just a number ("-1", the outliers' topic id) stays as it is: a
+# spreadsheet reads it as that number, which is no formula.
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def without_bidi(value: object) -> str:
+    """`value` as text without bidirectional controls, so it shows in its stored order."""
+    return _BIDI.sub("", str(value))
+
+
+def frame_without_bidi(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with bidirectional controls dropped from its text columns; the same frame
+    when none holds one (the usual case: a corpus's check costs one vectorised scan)."""
+    dirty = {}
+    for name in frame.columns:
+        column = frame[name]
+        if _is_text(column) and column.str.contains(_BIDI.pattern, regex=True, na=False).any():
+            dirty[name] = column.str.replace(_BIDI.pattern, "", regex=True)
+    return frame.assign(**dirty) if dirty else frame
+
+
+def _is_text(column: pd.Series) -> bool:
+    """Whether `column` holds text (an object column is scanned in C, not per value)."""
+    if isinstance(column.dtype, pd.StringDtype):
+        return True
+    kinds = ("string", "mixed", "mixed-integer")
+    return column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) in kinds
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """`frame` as CSV (no index) that opens safely in a spreadsheet: text cells that start
+    like a formula get a leading quote; numeric columns and plain numbers are untouched.
+    Every CSV the project writes goes through here."""
+    return frame.assign(
+        **{name: _literal(frame[name]) for name in frame.columns if _is_text(frame[name])}
+    ).to_csv(index=False)
+
+
+def _literal(column: pd.Series) -> pd.Series:
+    starts = column.str.match(_FORMULA_START.pattern, na=False)
+    risky = starts & ~column.str.fullmatch(_PLAIN_NUMBER.pattern, na=False)
+    if not risky.any():
+        return column
+    out = column.astype(object)
+    out[risky] = "'" + out[risky].astype(str)
+    return out
 
 
 def md(value: object) -> str:
@@ -40,7 +103,7 @@ def md(value: object) -> str:
 
     Line breaks become spaces (a Markdown label is one line; block syntax must not start).
     """
-    text = _LINE_BREAKS.sub(" ", str(value))
+    text = _LINE_BREAKS.sub(" ", without_bidi(value))
     text = _TYPOGRAPHIC.sub(lambda m: WORD_JOINER.join(m.group(0)), text)
     text = _AUTOLINK.sub(lambda m: (m.group(1) or "") + WORD_JOINER, text)
     text = _MD_SPECIAL.sub(r"\\\1", text)
@@ -75,7 +138,7 @@ def plot(value: object) -> str:
 
     Plotly decodes entities into text nodes, so the reader sees the original characters.
     """
-    return html.escape(str(value), quote=False).replace("%", "&#37;")
+    return html.escape(without_bidi(value), quote=False).replace("%", "&#37;")
 
 
 def shorten(value: object, limit: int) -> str:

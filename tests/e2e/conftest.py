@@ -14,41 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EDIT_KEY, ROOT
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS, EDIT_KEY, ROOT  # noqa: F401 (re-exported)
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(
-                f"{CHROMIUM} is missing in CI: `make test` installs it (apt-get install chromium)"
-            )
-        pytest.skip(f"{CHROMIUM} not installed (make test installs it when run as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def start_server(
@@ -129,17 +103,6 @@ def fresh_server(seed_cache):
     proc, url = start_server(seed_cache)
     yield url
     stop_server(proc)
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.dialogs = dialogs
-    yield page
-    context.close()
 
 
 def wait_for_app(page, timeout: float = 60_000) -> None:

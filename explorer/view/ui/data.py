@@ -23,7 +23,7 @@ from explorer.view.store import (
     filter_mask,
     search_haystack,
 )
-from explorer.view.text import md
+from explorer.view.text import frame_without_bidi, md, without_bidi
 from explorer.view.ui import state
 
 
@@ -81,6 +81,7 @@ class RunData:
     built_papers: pd.DataFrame  # the papers as built, before curation (what edits record)
     curation: tuple  # the overlay's version (curation.version) these tables include
     unmatched: tuple[dict, ...]  # curation changes whose nodes this run does not have
+    refused: tuple[dict, ...]  # curation changes holding a label no longer allowed
     memo: Memo = field(default_factory=lambda: Memo(RUN_MEMO_ENTRIES), repr=False, compare=False)
     views: Memo = field(default_factory=lambda: Memo(VIEW_MEMO_ENTRIES), repr=False, compare=False)
 
@@ -98,7 +99,12 @@ class RunData:
 def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, dict, dict, dict]:
     """A run's tables and arrays as built (verified against its manifest)."""
     run = artifacts.open_run(Path(cache_dir), corpus, run_id)
-    tables = {name: run.table(name) for name in artifacts.TABLES if name != "neighbors"}
+    # Bidirectional controls leave the text here, once, so no page can show them.
+    tables = {
+        name: frame_without_bidi(run.table(name))
+        for name in artifacts.TABLES
+        if name != "neighbors"
+    }
     tables["papers"] = _python_strings(tables["papers"])
     tables["neighbors"] = _neighbours(run, tables["papers"])
     arrays = {name: run.array(name) for name in artifacts.ARRAYS if name != "embeddings"}
@@ -118,10 +124,12 @@ def load_run(cache_dir: str, corpus: str, run_id: str, version: tuple = ()) -> R
     any worker, the CLI or the Curate page) shows at the next rerun. The curated frames
     share their strings and arrays with the built ones."""
     run_id, manifest, tables, arrays = _built(cache_dir, corpus, run_id)
-    changes = curation.read(Path(cache_dir), corpus)
+    # A curator's labels are untrusted text too: without bidirectional controls, like the
+    # run's, before they reach the topics, the nodes and every paper's label columns.
+    changes = [_clean_label(c) for c in curation.read(Path(cache_dir), corpus)]
     cur = curation.apply(
         tables["papers"], tables["topics"], tables["nodes"], tables["doc_topics"],
-        arrays["topic_similarity"], changes,
+        arrays["topic_similarity"], changes, run_id=run_id, folder=(Path(cache_dir), corpus),
     )  # fmt: skip
     curated = {**tables, "papers": cur.papers, "topics": cur.topics, "nodes": cur.nodes}
     curated["doc_topics"] = cur.doc_topics
@@ -129,7 +137,15 @@ def load_run(cache_dir: str, corpus: str, run_id: str, version: tuple = ()) -> R
         corpus=corpus, run_id=run_id, manifest=manifest, **curated,
         **{**arrays, "topic_similarity": cur.topic_similarity},
         built_papers=tables["papers"], curation=version, unmatched=tuple(cur.unmatched),
+        refused=tuple(cur.refused),
     )  # fmt: skip
+
+
+def _clean_label(change: dict) -> dict:
+    """A curation change with its label (a rename's) free of bidirectional controls."""
+    if isinstance(change.get("label"), str):
+        return {**change, "label": without_bidi(change["label"])}
+    return change
 
 
 def _python_strings(frame: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from explorer.view.store import (
     node_name,
     year_range,
 )
-from explorer.view.text import md_format, shorten
+from explorer.view.text import csv_text, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import RunData, levels, per_run
 
@@ -254,7 +254,7 @@ def export_button(papers: pd.DataFrame, data: RunData, name: str, *, key: str) -
     """Every row of `papers` as CSV, with their areas, topics and subtopics; built on click."""
     st.download_button(
         md_format("Download these {n:,} papers (CSV)", n=len(papers)),
-        lambda: export_frame(papers, data.nodes).to_csv(index=False),
+        lambda: csv_text(export_frame(papers, data.nodes)),
         file_name=f"{name}.csv",
         mime="text/csv",
         key=key,
