@@ -69,3 +69,30 @@ def test_a_50000_vertex_lasso_over_a_million_points_is_cheap():
         [sys.executable, "-c", code], cwd=ROOT, timeout=120, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_clear_cache_message_does_not_make_the_next_visit_reload_the_corpus(
+    seed_cache, monkeypatch
+):
+    """Any session may send `clear_cache`; Streamlit's handler then empties every st.cache_*
+    (streamlit/runtime/app_session.py, `_handle_clear_cache_request`, called here as it
+    runs it). Before, the next visit re-read and re-verified the whole run (21.7 s instead
+    of about 5 s on ICML 2019); now the run stays loaded in the process."""
+    from streamlit.runtime import caching
+
+    from explorer import artifacts
+    from explorer.view.ui.data import _built
+
+    _built.clear()  # loaded by an earlier test: this one watches the first load
+    opened: list[str] = []
+    real_open = artifacts.open_run
+    monkeypatch.setattr(
+        artifacts, "open_run", lambda *a, **k: opened.append(a[1]) or real_open(*a, **k)
+    )
+    at = run_page(_app_on(seed_cache, monkeypatch), "topic_map")
+    assert opened, "the first visit loads the run"
+    opened.clear()
+    caching.cache_data.clear()  # what a visitor's clear_cache message runs
+    caching.cache_resource.clear()
+    run_page(at, "topic_map")
+    assert opened == []

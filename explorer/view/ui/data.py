@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -52,6 +53,64 @@ class Memo:
         return value
 
 
+class ProcessCache:
+    """What is expensive to load (a run's verified tables, the curated run, the query
+    encoder), in this process's memory rather than Streamlit's caches: Streamlit 1.67
+    empties every st.cache_* on any session's `clear_cache` message, with no setting
+    against it, so one visitor could make every next visit reload and re-verify its corpus.
+    One load per key at a time (other sessions wait for it rather than load it again); at
+    most `limit` entries, least recently used first."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._values: OrderedDict[Hashable, object] = OrderedDict()
+        self._loading: dict[Hashable, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], object]) -> object:
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:
+            with self._lock:
+                if key in self._values:  # another session loaded it meanwhile
+                    return self._values[key]
+            value = make()
+            with self._lock:
+                self._values[key] = value
+                self._loading.pop(key, None)
+                while len(self._values) > self.limit:
+                    self._values.popitem(last=False)
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+def process_cached(limit: int, spinner: str) -> Callable[[Callable], Callable]:
+    """`fn(*args)` kept in a ProcessCache (by its arguments, which must be hashable), with
+    `spinner` shown while it loads; `.clear()` empties it (tests, never a visitor)."""
+
+    def wrap(fn: Callable) -> Callable:
+        cache = ProcessCache(limit)
+
+        @functools.wraps(fn)
+        def cached(*args: Hashable) -> object:
+            def make() -> object:
+                with st.spinner(spinner):
+                    return fn(*args)
+
+            return cache.get((fn.__qualname__, *args), make)
+
+        cached.clear = cache.clear  # type: ignore[attr-defined]
+        return cached
+
+    return wrap
+
+
 # Run-wide values (lookups, hover texts, label placements): small, and few per run.
 RUN_MEMO_ENTRIES = 512
 # Views (a filter state's rows, a figure): a 3,000-paper map figure holds ~1 MB of Python
@@ -93,9 +152,9 @@ class RunData:
         return found[found >= 0]
 
 
-# cache_resource, not cache_data: the frames are immutable and shared, and a per-rerun
-# copy of the keyword table would cost more than the rest of a page run.
-@st.cache_resource(show_spinner="Loading corpus…", max_entries=4)
+# Shared, not copied per rerun (the frames are immutable; a copy of the keyword table would
+# cost more than the rest of a page run), and out of reach of a visitor's clear_cache.
+@process_cached(4, "Loading corpus…")
 def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, dict, dict, dict]:
     """A run's tables and arrays as built (verified against its manifest)."""
     run = artifacts.open_run(Path(cache_dir), corpus, run_id)
@@ -118,7 +177,7 @@ def _neighbours(run: artifacts.Run, papers: pd.DataFrame) -> Neighbours:
     return Neighbours.of(pa.array(papers["paper_id"], type=pa.string()), table)
 
 
-@st.cache_resource(show_spinner="Applying curation…", max_entries=4)
+@process_cached(4, "Applying curation…")
 def load_run(cache_dir: str, corpus: str, run_id: str, version: tuple = ()) -> RunData:
     """The run as its curator left it: keyed by the overlay's version too, so an edit (from
     any worker, the CLI or the Curate page) shows at the next rerun. The curated frames

@@ -18,14 +18,21 @@ from explorer.view import encoder, search
 from explorer.view.store import Filters
 from explorer.view.text import md_format
 from explorer.view.ui import state
-from explorer.view.ui.data import RunData, cache_dir, filtered, per_run, per_view
+from explorer.view.ui.data import (
+    RunData,
+    cache_dir,
+    filtered,
+    per_run,
+    per_view,
+    process_cached,
+)
 from explorer.view.ui.widgets import paper_table
 
 RESULTS = 50
 SCORE_KINDS = {"semantic": "cosine similarity", "tf-idf": "TF-IDF match, not semantic"}
 
 
-@st.cache_resource(show_spinner="Loading the query encoder (first query only)…", max_entries=2)
+@process_cached(2, "Loading the query encoder (first query only)…")
 def _model(name: str, onnx: artifacts.EncoderRef | None) -> tuple[object | None, str | None]:
     """The encoder, or why it cannot be had; a failure is cached too, so a model that cannot
     load (e.g. a hub model while offline) is not retried on every query."""
