@@ -65,9 +65,17 @@ RUNTIME_DIR = ".serve"
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 10.0
 POLL_S = 0.5
-# A worker that exits this often within the window is broken, not unlucky: stop.
+# A worker that exits this often within the window is crash-looping: it is restarted after
+# a back-off that doubles up to BACKOFF_MAX_S, while the others keep serving. The service
+# stops only when every worker is crash-looping and none serves.
 RESTART_LIMIT = 3
 RESTART_WINDOW_S = 60.0
+BACKOFF_MAX_S = 60.0
+# The supervisor asks each serving worker's health endpoint (answered by Streamlit's server,
+# not by a script run, so a long page load does not count) every HEALTH_EVERY_S; one that
+# has not answered for HUNG_AFTER_S (stopped, deadlocked, swapping) is killed and restarted.
+HEALTH_EVERY_S = 2.0
+HUNG_AFTER_S = 10.0
 _STOP_SIGNALS = tuple(
     getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)
 )
@@ -142,7 +150,9 @@ backend workers
     cookie SERVERID insert indirect nocache httponly
     option httpchk GET ${health}
     http-check expect status 200
-    default-server check inter 2s fall 2 rise 1
+    # A worker marked down loses its websockets at once: the browser reconnects, and its
+    # cookie's worker being down, haproxy sends it to a live one (redispatch).
+    default-server check inter 2s fall 2 rise 1 on-marked-down shutdown-sessions
     http-response set-header X-Explorer-Worker %s
 ${servers}
 """)
@@ -192,6 +202,12 @@ class Worker:
     proc: subprocess.Popen | None = None
     healthy: bool = False
     exits: list[float] = field(default_factory=list)
+    checked: float = 0.0  # when the supervisor last asked its health endpoint
+    failing_since: float | None = None  # since when a serving worker has not answered
+    backoff_s: float = 0.0  # the wait before the next start while crash-looping
+    start_at: float | None = None  # when a crash-looping worker starts again
+    started: float = 0.0  # when its process started
+    last_exit: str = ""  # why it last exited, while crash-looping
 
 
 def default_workers() -> int:
@@ -549,7 +565,7 @@ def _start_worker(worker: Worker, config: ServeConfig, env: dict[str, str]) -> N
     ]  # fmt: skip
     with _signals_deferred():
         worker.proc = _spawn(command, cwd=config.app_dir, env=env, log_path=worker.log_path)
-    worker.healthy = False
+    worker.healthy, worker.failing_since, worker.started = False, None, time.monotonic()
 
 
 def host_flags(hosts: list[str]) -> list[str]:
@@ -580,7 +596,7 @@ def _wait_healthy(workers: list[Worker]) -> None:
             if code is not None:
                 raise ServeError(
                     f"worker {w.name} exited with status {code} before serving: "
-                    f"{_last_line(_tail(w.log_path))} (log: {w.log_path})"
+                    f"{_last_error(w.log_path)} (log: {w.log_path})"
                 )
             w.healthy = w.healthy or _healthy(f"http://127.0.0.1:{w.port}")
         if time.monotonic() > deadline:
@@ -616,18 +632,57 @@ def _supervise(
     env: dict[str, str],
     log: Callable[[str], None],
 ) -> None:
-    """Forever: restart a worker that exits, say when it serves again; haproxy gone is fatal."""
+    """Forever: restart a worker that exits (backing off while it crash-loops) or hangs, say
+    when it serves again; haproxy gone, or no worker able to start, is fatal."""
     while True:
         time.sleep(POLL_S)
         if proxy.poll() is not None:
             raise ServeError(f"haproxy exited with status {proxy.returncode}; workers stopped")
+        now = time.monotonic()
         for w in workers:
+            if w.proc is None:
+                if w.start_at is not None and now >= w.start_at:
+                    w.start_at = None
+                    _start_worker(w, config, env)
+                continue
             code = w.proc.poll()
             if code is not None:
                 _restart(w, code, config, env, log)
-            elif not w.healthy and _healthy(f"http://127.0.0.1:{w.port}"):
-                w.healthy = True
-                log(f"worker {w.name} (port {w.port}) is serving again")
+            elif now - w.checked >= HEALTH_EVERY_S:
+                _check(w, now, config, env, log)
+        _check_some_can_serve(workers)
+
+
+def _check(
+    worker: Worker, now: float, config: ServeConfig, env: dict[str, str], log: Callable
+) -> None:
+    """Ask a worker's health endpoint; restart it once it has failed for HUNG_AFTER_S."""
+    worker.checked = now
+    if _healthy(f"http://127.0.0.1:{worker.port}"):
+        worker.failing_since = None
+        if not worker.healthy:
+            worker.healthy, worker.backoff_s = True, 0.0
+            log(f"worker {worker.name} (port {worker.port}) is serving again")
+        return
+    if not worker.healthy:
+        if now - worker.started >= START_TIMEOUT_S:
+            _kill_and_start(
+                worker, f"not serving {START_TIMEOUT_S:.0f} s after its start", config, env, log
+            )
+        return
+    worker.failing_since = worker.failing_since or now
+    if now - worker.failing_since >= HUNG_AFTER_S:
+        reason = f"has not answered its health check for {HUNG_AFTER_S:.0f} s"
+        _kill_and_start(worker, reason, config, env, log)
+
+
+def _kill_and_start(
+    worker: Worker, reason: str, config: ServeConfig, env: dict[str, str], log: Callable
+) -> None:
+    log(f"worker {worker.name} (port {worker.port}) {reason}; restarting it")
+    worker.proc.kill()  # SIGKILL: a stopped process ignores SIGTERM until it is continued
+    worker.proc.wait()
+    _start_worker(worker, config, env)
 
 
 def _restart(
@@ -637,16 +692,43 @@ def _restart(
     env: dict[str, str],
     log: Callable[[str], None],
 ) -> None:
+    """Start an exited worker again: at once, or after a doubling back-off while it exits
+    RESTART_LIMIT times within RESTART_WINDOW_S."""
     now = time.monotonic()
     worker.exits = [t for t in worker.exits if now - t < RESTART_WINDOW_S] + [now]
-    if len(worker.exits) >= RESTART_LIMIT:
-        raise ServeError(
-            f"worker {worker.name} exited {len(worker.exits)} times within "
-            f"{RESTART_WINDOW_S:.0f} s, last: {_last_line(_tail(worker.log_path))} "
-            f"(log: {worker.log_path})"
-        )
-    log(f"worker {worker.name} (port {worker.port}) exited with status {code}; restarting it")
-    _start_worker(worker, config, env)
+    if len(worker.exits) < RESTART_LIMIT:
+        log(f"worker {worker.name} (port {worker.port}) exited with status {code}; restarting it")
+        _start_worker(worker, config, env)
+        return
+    worker.backoff_s = min(BACKOFF_MAX_S, max(1.0, worker.backoff_s * 2))
+    worker.proc, worker.healthy, worker.start_at = None, False, now + worker.backoff_s
+    worker.last_exit = _why(code, worker.log_path)
+    log(
+        f"worker {worker.name} exited {len(worker.exits)} times within "
+        f"{RESTART_WINDOW_S:.0f} s, last: {worker.last_exit}; "
+        f"next start in {worker.backoff_s:.0f} s (log: {worker.log_path})"
+    )
+
+
+def _why(code: int, log_path: Path) -> str:
+    """Why a worker exited: the signal that killed it, else its log's last error."""
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+        return f"killed by signal {-code}"
+    return _last_error(log_path)
+
+
+def _check_some_can_serve(workers: list[Worker]) -> None:
+    """Stop only when every worker is crash-looping and none serves."""
+    if any(w.healthy or len(w.exits) < RESTART_LIMIT for w in workers):
+        return
+    worst = workers[0]
+    raise ServeError(
+        f"no worker can start: {worst.name} exited {len(worst.exits)} times within "
+        f"{RESTART_WINDOW_S:.0f} s, last: {worst.last_exit or _last_error(worst.log_path)} "
+        f"(log: {worst.log_path})"
+    )
 
 
 def _stop(procs: list[subprocess.Popen | None]) -> None:
@@ -702,6 +784,17 @@ def _tail(path: Path, size: int = 4000) -> str:
 def _last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1][:300] if lines else "(no output)"
+
+
+_ERROR_LINE = re.compile(r"(Error|Exception|error:|Killed|Traceback)")
+
+
+def _last_error(log_path: Path) -> str:
+    """A worker log's last line that reads as an error (Streamlit's start-up banner is not
+    one), else its last line."""
+    lines = [ln.strip() for ln in _tail(log_path).splitlines() if ln.strip()]
+    errors = [ln for ln in lines if _ERROR_LINE.search(ln)]
+    return (errors or lines or ["(no output)"])[-1][:300]
 
 
 # --- one process: `explorer dashboard` (make run) -------------------------------------

@@ -159,18 +159,55 @@ def test_stop_kills_a_child_that_ignores_sigterm(monkeypatch):
         proc.wait()
 
 
-def test_a_worker_that_keeps_exiting_ends_the_run(monkeypatch, tmp_path):
+def test_a_crash_looping_worker_backs_off_while_the_others_serve(monkeypatch, tmp_path):
     started: list[str] = []
     monkeypatch.setattr(serve, "_start_worker", lambda w, config, env: started.append(w.name))
     worker = serve.Worker("w1", 5001, tmp_path / "w1.log")
-    (tmp_path / "w1.log").write_text("Traceback ...\nImportError: no module named x\n")
+    (tmp_path / "w1.log").write_text(
+        "Traceback ...\nImportError: no module named x\n  URL: http://127.0.0.1:5001\n"
+    )
     logged: list[str] = []
     for _ in range(serve.RESTART_LIMIT - 1):
         serve._restart(worker, 1, None, {}, logged.append)
     assert started == ["w1"] * (serve.RESTART_LIMIT - 1)
     assert logged[0] == "worker w1 (port 5001) exited with status 1; restarting it"
-    with pytest.raises(serve.ServeError, match="exited 3 times within 60 s, last: ImportError"):
-        serve._restart(worker, 1, None, {}, logged.append)
+    serve._restart(worker, 1, None, {}, logged.append)  # the third exit within the window
+    assert started == ["w1"] * (serve.RESTART_LIMIT - 1)  # not at once: after a back-off
+    assert worker.proc is None and worker.start_at is not None and worker.backoff_s == 1
+    assert "last: ImportError: no module named x; next start in 1 s" in logged[-1]
+    other = serve.Worker("w2", 5002, tmp_path / "w2.log", healthy=True)
+    serve._check_some_can_serve([worker, other])  # w2 serves: the service goes on
+    serve._restart(worker, 1, None, {}, logged.append)
+    assert worker.backoff_s == 2  # doubling
+    other.healthy, other.exits = False, worker.exits
+    (tmp_path / "w2.log").write_text("ImportError: no module named x\n")
+    with pytest.raises(serve.ServeError, match="no worker can start: .*last: ImportError"):
+        serve._check_some_can_serve([worker, other])
+
+
+def test_a_hung_worker_is_killed_and_restarted(monkeypatch, tmp_path):
+    import subprocess
+
+    started: list[str] = []
+    monkeypatch.setattr(serve, "_start_worker", lambda w, config, env: started.append(w.name))
+    monkeypatch.setattr(serve, "_healthy", lambda url: False)  # stopped: no answer
+    worker = serve.Worker("w1", 5001, tmp_path / "w1.log", healthy=True)
+    worker.proc = subprocess.Popen(["sleep", "60"])
+    logged: list[str] = []
+    serve._check(worker, 100.0, None, {}, logged.append)
+    serve._check(worker, 100.0 + serve.HUNG_AFTER_S - 1, None, {}, logged.append)
+    assert worker.proc.poll() is None and not started  # not yet
+    serve._check(worker, 100.0 + serve.HUNG_AFTER_S, None, {}, logged.append)
+    assert worker.proc.poll() is not None and started == ["w1"]
+    assert logged == [
+        f"worker w1 (port 5001) has not answered its health check for "
+        f"{serve.HUNG_AFTER_S:.0f} s; restarting it"
+    ]
+
+
+def test_a_marked_down_worker_loses_its_sessions():
+    text = serve.render_config(serve.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
+    assert "on-marked-down shutdown-sessions" in text
 
 
 def test_first_stop_signal_stops_and_a_second_is_ignored():
