@@ -105,8 +105,11 @@ def search_box(data: RunData, filters: Filters) -> pd.DataFrame | None:
         bind="query-params",
         placeholder="e.g. papers about uncertainty in robot learning",
         max_chars=state.MAX_TEXT_CHARS,  # enforced on the server too (Streamlit truncates)
-        help="Ranks the papers that pass the filters by meaning, not by exact words "
-        f"(up to {state.MAX_TEXT_CHARS} characters).",
+        help=md_format(
+            "Ranks the papers that pass the filters by meaning, not by exact words "
+            "(up to {n} characters).",
+            n=state.MAX_TEXT_CHARS,
+        ),
     ).strip()
     if not query:
         return None
