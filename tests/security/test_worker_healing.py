@@ -46,7 +46,7 @@ def worker_pid(serve: subprocess.Popen, worker_port: str) -> int:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         found = subprocess.run(
-            ["pgrep", "-P", str(serve.pid), "-f", f"--server.port {worker_port} "],
+            ["pgrep", "-P", str(serve.pid), "-f", f"server.port {worker_port} "],
             capture_output=True, text=True,
         )  # fmt: skip
         if found.stdout.split():
