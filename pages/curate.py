@@ -114,24 +114,25 @@ st.caption(
 if done := st.session_state.pop(DONE, None):
     st.success("Saved.")
     st.text(without_bidi(done))
-if data.unmatched:
-    st.warning(
-        md_format(
-            "{n} change(s) do not match this run's topics (their papers moved in a refit; "
-            "`explorer build --keep-topics` adds papers without moving topics):",
-            n=len(data.unmatched),
-        )
-    )
-    st.text(without_bidi("\n".join(curation.describe(c) for c in data.unmatched)))
-if data.refused:
-    st.warning(
-        md_format(
-            "{n} change(s) hold a label that is not allowed (invisible, control or undecodable "
-            "characters) and are not applied; rename the node again:",
-            n=len(data.refused),
-        )
-    )
-    st.text(without_bidi("\n".join(curation.describe(c) for c in data.refused)))
+
+
+def not_applied(changes, why: str) -> None:
+    """A warning naming how many changes are not applied and why, then the changes."""
+    if changes:
+        st.warning(md_format("{n} change(s) " + why, n=len(changes)))
+        st.text(without_bidi("\n".join(curation.describe(c) for c in changes)))
+
+
+not_applied(
+    data.unmatched,
+    "do not match this run's topics (their papers moved in a refit; "
+    "`explorer build --keep-topics` adds papers without moving topics):",
+)
+not_applied(
+    data.refused,
+    "hold a label that is not allowed (invisible, control or undecodable characters) and "
+    "are not applied; rename the node again:",
+)
 
 name = node_name(data.nodes)
 nodes = data.nodes[data.nodes["level"].isin(levels(data))]  # no stand-in areas

@@ -24,6 +24,7 @@ FORMULAS = (
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 BIDI_MARK = "BIDIMARK"  # visible text beside every planted control, to find where it shows
 HOSTILE = "hostile"
+PLANTED = "planted"
 _ABSTRACT = "We study robustness of neural networks to adversarial examples."
 
 
@@ -77,3 +78,24 @@ def write_legacy(corpus_dir: Path, run, labels: dict[str, str]) -> None:
     ]  # fmt: skip
     text = json.dumps({"schema": 1, "changes": changes}, indent=1)
     (corpus_dir / "curation.json").write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def cache(planted_cache, tmp_path) -> Path:
+    """A writable copy of the planted corpus with no curation yet: each curation attack
+    starts from a clean history."""
+    cache = tmp_path / "cache"
+    shutil.copytree(planted_cache / PLANTED, cache / PLANTED)
+    for name in ("curation.json", "curation.jsonl", "curation.lock"):
+        (cache / PLANTED / name).unlink(missing_ok=True)
+    return cache
+
+
+def rename(at, node: str, label: str):
+    """Rename `node` to `label` through the Curate page's form of AppTest `at`."""
+    box = next(b for b in at.selectbox if str(b.key).startswith("cur_rename_node@"))
+    box.set_value(node)
+    at.text_input(key="cur_label").input(label)
+    next(b for b in at.button if b.label == "Rename").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -12,7 +12,6 @@ copy of the planted build.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -23,7 +22,7 @@ from explorer import artifacts, curation
 from explorer.errors import InputError
 from explorer.view.ui import editing
 from tests.conftest import EDIT_KEY, ROOT, shown
-from tests.security.conftest import write_legacy
+from tests.security.conftest import rename, write_legacy
 from tests.test_app import TIMEOUT, texts
 
 CORPUS = "planted"
@@ -42,15 +41,6 @@ REFUSED = {
     "private use": "priv\ue000".encode(),
     "too long": b"x" * 201,
 }
-
-
-@pytest.fixture
-def cache(planted_cache, tmp_path):
-    cache = tmp_path / "cache"
-    shutil.copytree(planted_cache / CORPUS, cache / CORPUS)
-    for name in ("curation.json", "curation.jsonl", "curation.lock"):
-        (cache / CORPUS / name).unlink(missing_ok=True)
-    return cache
 
 
 @pytest.fixture
@@ -99,15 +89,6 @@ def explorer(cache, *args: str | bytes) -> subprocess.CompletedProcess:
 
 def errors(at: AppTest) -> str:
     return " ".join(shown(e.value) for e in at.error)
-
-
-def rename(at: AppTest, node: str, label: str) -> AppTest:
-    box = next(b for b in at.selectbox if str(b.key).startswith("cur_rename_node@"))
-    box.set_value(node)
-    at.text_input(key="cur_label").input(label)
-    next(b for b in at.button if b.label == "Rename").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 # --- floods ------------------------------------------------------------------------------

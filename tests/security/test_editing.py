@@ -8,8 +8,6 @@ navigation and every write was recorded.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -17,19 +15,11 @@ from explorer import curation
 from explorer.artifacts import PUBLISH_MARKER
 from explorer.view.ui import editing
 from tests.conftest import EDIT_KEY, ROOT, shown
+from tests.security.conftest import rename
 from tests.test_app import TIMEOUT
 
 CORPUS = "planted"
 WRONG = "not-the-host-key-at-all-0123456789"
-
-
-@pytest.fixture
-def cache(planted_cache, tmp_path):
-    cache = tmp_path / "cache"
-    shutil.copytree(planted_cache / CORPUS, cache / CORPUS)
-    for name in (curation.FILE, curation.LOCK):
-        (cache / CORPUS / name).unlink(missing_ok=True)
-    return cache
 
 
 @pytest.fixture
@@ -76,15 +66,6 @@ def share_link(at: AppTest) -> str:
     """The sidebar's "Link to this view" (a code box)."""
     (link,) = [c.value for c in at.sidebar.code]
     return link
-
-
-def rename(at: AppTest, node: str, label: str) -> AppTest:
-    box = next(b for b in at.selectbox if str(b.key).startswith("cur_rename_node@"))
-    box.set_value(node)
-    at.text_input(key="cur_label").input(label)
-    next(b for b in at.button if b.label == "Rename").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def test_without_a_key_nobody_edits_and_nobody_is_asked(visit, monkeypatch):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shutil
 
 import pytest
 
@@ -27,15 +26,6 @@ from tests.e2e.conftest import (
 
 pytestmark = pytest.mark.e2e
 CORPUS = "planted"
-
-
-@pytest.fixture
-def cache(planted_cache, tmp_path):
-    cache = tmp_path / "cache"
-    shutil.copytree(planted_cache / CORPUS, cache / CORPUS)
-    for name in (curation.FILE, curation.LOCK):
-        (cache / CORPUS / name).unlink(missing_ok=True)
-    return cache
 
 
 def form(page, button: str):

@@ -35,59 +35,61 @@ class Memo:
     bookkeeping; a value computed twice by two sessions at once is harmless (same value).
     """
 
+    _MISSING = object()
+
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._values: OrderedDict[Hashable, object] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, make: Callable[[], object]) -> object:
+        value = self._lookup(key)
+        return self._store(key, make()) if value is Memo._MISSING else value
+
+    def _lookup(self, key: Hashable) -> object:
         with self._lock:
-            if key in self._values:
-                self._values.move_to_end(key)
-                return self._values[key]
-        value = make()
+            if key not in self._values:
+                return Memo._MISSING
+            self._values.move_to_end(key)
+            return self._values[key]
+
+    def _store(self, key: Hashable, value: object) -> object:
         with self._lock:
             self._values[key] = value
             while len(self._values) > self.limit:
                 self._values.popitem(last=False)
         return value
 
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
 
-class ProcessCache:
+
+class ProcessCache(Memo):
     """What is expensive to load (a run's verified tables, the curated run, the query
     encoder), in this process's memory rather than Streamlit's caches: Streamlit 1.67
     empties every st.cache_* on any session's `clear_cache` message, with no setting
     against it, so one visitor could make every next visit reload and re-verify its corpus.
-    One load per key at a time (other sessions wait for it rather than load it again); at
-    most `limit` entries, least recently used first."""
+    Unlike a Memo, one load per key at a time: other sessions wait for it rather than load
+    the same corpus again."""
 
     def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._values: OrderedDict[Hashable, object] = OrderedDict()
+        super().__init__(limit)
         self._loading: dict[Hashable, threading.Lock] = {}
-        self._lock = threading.Lock()
 
     def get(self, key: Hashable, make: Callable[[], object]) -> object:
+        value = self._lookup(key)
+        if value is not Memo._MISSING:
+            return value
         with self._lock:
-            if key in self._values:
-                self._values.move_to_end(key)
-                return self._values[key]
             loading = self._loading.setdefault(key, threading.Lock())
         with loading:
+            value = self._lookup(key)  # another session may have loaded it meanwhile
+            if value is Memo._MISSING:
+                value = self._store(key, make())
             with self._lock:
-                if key in self._values:  # another session loaded it meanwhile
-                    return self._values[key]
-            value = make()
-            with self._lock:
-                self._values[key] = value
                 self._loading.pop(key, None)
-                while len(self._values) > self.limit:
-                    self._values.popitem(last=False)
             return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._values.clear()
 
 
 def process_cached(limit: int, spinner: str) -> Callable[[Callable], Callable]:
