@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer import artifacts, curation
 from explorer.errors import ArtifactError
@@ -102,6 +103,8 @@ def process_cached(limit: int, spinner: str) -> Callable[[Callable], Callable]:
         @functools.wraps(fn)
         def cached(*args: Hashable) -> object:
             def make() -> object:
+                if get_script_run_ctx(suppress_warning=True) is None:  # warm-up: no page to show it
+                    return fn(*args)
                 with st.spinner(spinner):
                     return fn(*args)
 

@@ -110,7 +110,7 @@ def filter_sidebar(data: RunData) -> Filters:
             key=state.QUERY,
             bind="query-params",
             max_chars=state.MAX_TEXT_CHARS,  # enforced on the server too (Streamlit truncates)
-            placeholder=f"Words or phrases (up to {state.MAX_TEXT_CHARS} characters)",
+            placeholder=f"Up to {state.MAX_TEXT_CHARS} characters",
         )
         statuses = choices.statuses
         warn_unknown(state.STATUS, statuses)
