@@ -133,6 +133,8 @@ def load() -> bool:
         print(f"Load: {label}…", flush=True)
         done = run_child([sys.executable, "-m", "bench.load", "--name", name, *args])
         ok &= done.returncode == 0
+    print("Load: one badly behaved client (bench/withstand.py)…", flush=True)
+    ok &= run_child([sys.executable, "-m", "bench.withstand"]).returncode == 0
     return ok
 
 
@@ -316,6 +318,8 @@ def table() -> str:
         rows.append(_onnx_row(result))
     if result := _load("curation"):
         rows.append(_curation_row(result))
+    if result := _load("withstand"):
+        rows += _withstand_rows(result)
     if result := _load("engines"):
         rows.append(_engines_row(result))
     if result := _load("sample-fit"):
@@ -346,6 +350,38 @@ def _curation_row(result: dict) -> str:
     )
     ratio = f"warm {result['warm_ratio_max']}, fresh {fresh['ratio']}"
     return _row(label, ours, "", ratio, result["ok"], result["when"][:10])
+
+
+def _withstand_rows(result: dict) -> list[str]:
+    """bench/withstand.py: what one badly behaved client costs the others (issue 28)."""
+    when, missed = result["when"][:10], " ".join(result["missed"])
+    conns, fail, clear = result["conns"], result["failover"], result["clear_cache"]
+    big, lasso, back = result["big_values"], result["lasso"], result["restart"]
+
+    def row(letter: str, key: str, label: str, ours: str, ratio: str = "") -> str:
+        return _row(f"14{letter}. {label}", ours, "", ratio, key not in missed, when)
+
+    refused = ", ".join(
+        f"{k.replace('_mb', ' MB')} {v}/40" for k, v in big["refused_of_40"].items()
+    )
+    return [
+        row("a", "conns_p95_s", f"one source holds {conns['held']} websockets (its cap): a "
+            "new visitor's topic map p95 (≤ 2 s)",
+            f"p50 {conns['p50_s']} s, p95 {conns['p95_s']} s over {conns['visits']} visits"),
+        row("b", "failover_s", "a SIGSTOPped worker's visitor served again by another (≤ 15 s)",
+            f"websocket closed after {fail['closed_after_s']} s, page run again after "
+            f"{fail['served_again_s']} s (worker {fail.get('answered_by', '?')})"),
+        row("c", "clear_cache_ratio", "a visit after a visitor's clear_cache (≤ 1.5x warm)",
+            f"{clear['after_s']} s vs warm {clear['warm_s']} s", str(clear["ratio"])),
+        row("d", "big_values_rss_mb", "40 search values of 20 MB (and 40 of 1 MB): worker RSS "
+            "growth (≤ 50 MB)", f"{big['growth_mb']:+} MB ({big['rss_before_mb']} → "
+            f"{big['rss_after_mb']} MB); refused by Streamlit's size cap: {refused}"),
+        row("e", "lasso_cpu_s", f"a {lasso['vertices']:,}-vertex lasso over "
+            f"{lasso['points']:,} points: selection CPU (≤ 1 s)", f"{lasso['cpu_s']} s"),
+        row("f", "restart_ratio", "first visit to a worker restarted after SIGKILL (≤ 1.5x "
+            "warm)", f"{back.get('first_s')} s vs warm {back.get('warm_s')} s; back in rotation "
+            f"{back.get('back_after_s')} s after the kill", str(back.get("ratio"))),
+    ]  # fmt: skip
 
 
 def _reproducibility_row(result: dict) -> str:

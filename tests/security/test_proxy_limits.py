@@ -136,7 +136,7 @@ def test_the_health_endpoint_answers_while_visitors_fill_their_limit(served):
     found = re.search(r"Health: http://127\.0\.0\.1:(\d+)(/\S+)", log.read_text())
     assert found, "serve printed no health endpoint"
     health_port, path = int(found.group(1)), found.group(2)
-    sources = [f"127.0.1.{i}" for i in range(1, 90)]  # 89 clients x 46 > the visitors' 4,000
+    sources = [f"127.0.1.{i}" for i in range(1, 91)]  # 90 x 46: past 4,000, and past 4,096
     with flood(port, sources, serve.CLIENT_CONNS - 4):
         assert ask(port, VISITOR, page(port), timeout=2) == ""  # the visitors' limit is full
         request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
