@@ -42,7 +42,7 @@ from explorer.errors import ExplorerError
 from explorer.names import NAME_RE, RESERVED_NAMES
 
 DEFAULT_PORT = 8501
-# Loopback by default, as a TLS proxy in front is the way to share it (README, Hosting).
+# Loopback by default, as a TLS proxy in front is the way to share it (docs/hosting.md).
 DEFAULT_ADDRESS = "127.0.0.1"
 HEALTH_PATH = "/_stcore/health"
 # Host names every server answers to; any other Host header is refused (DNS rebinding: a
@@ -81,7 +81,7 @@ _STOP_SIGNALS = tuple(
 )
 _PR_SET_PDEATHSIG = 1
 
-# Connection limits (README, "What the service withstands"). The proxy holds MAX_CONNS in
+# Connection limits (docs/hosting.md, "What the service withstands"). The proxy holds MAX_CONNS in
 # all; visitors get VISITOR_CONNS of them (the rest keep the health endpoint answering when
 # visitors fill theirs), and one client address at most CLIENT_CONNS at once (--client-conns):
 # a browser tab holds one websocket plus a few requests, so 50 covers a household behind one
@@ -224,7 +224,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         type=int,
         default=default_workers(),
-        help=f"Streamlit processes (default: the cores available, {default_workers()})",
+        help="Streamlit processes (default: one per core this process may use)",
     )
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"public port (default {DEFAULT_PORT})"

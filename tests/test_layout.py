@@ -1,7 +1,7 @@
 """The two worlds stay apart: an AST check of every import under explorer/.
 
 - `explorer/view/` never imports `explorer.build`, except the query encoder, lazily, in
-  `explorer/view/encoder.py` (DESIGN.md's one declared exception).
+  `explorer/view/encoder.py` (docs/architecture.md's one declared exception).
 - The contract (`artifacts.py`, `errors.py`, `vectors.py`, and `onnx_encoder.py`, which runs the
   exported query encoder for both) imports neither world.
 - `explorer/build/` never imports the view world (data flows one way).

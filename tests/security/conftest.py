@@ -1,4 +1,4 @@
-"""Attack tests: loopback only, bounded in count and time (README "Hosting").
+"""Attack tests: loopback only, bounded in count and time (docs/hosting.md).
 
 Each test plays a visitor or an attacker against a real server or a real artifact, and
 asserts what the attack could not do. The browser fixtures (`browser`, `page`) are

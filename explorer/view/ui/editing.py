@@ -1,6 +1,6 @@
 """The edit gate: only the host changes a shared dashboard's curation.
 
-Mechanism (README, "Who may edit"): one secret per server, the *edit key*, known to the
+Mechanism (docs/hosting.md, "Who can edit"): one secret per server, the *edit key*, known to the
 host. Like Jupyter's token, `explorer dashboard` (`make run`) and `explorer serve --edit`
 make a fresh random key at every start, hand it to their Streamlit processes in the
 environment and print a one-click link carrying it; a host who wants a stable password
