@@ -8,7 +8,7 @@ DEFAULT_CORPUS := icml2025
 # pip's cap on this machine serves the CPU build of torch from disk when pinned.
 TORCH := torch==2.13.0
 
-.PHONY: run serve test lint bench bench-full load-test build-default clean-venv browser haproxy netns
+.PHONY: run serve test lint docs install-check bench bench-full load-test build-default clean-venv browser haproxy netns
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,15 @@ bench-full: $(VENV)/.installed-dev browser haproxy netns
 # cache hits, and crowds of 20 and 100 websocket sessions through `explorer serve` and plain.
 load-test: $(VENV)/.installed-dev haproxy
 	$(PY) -m bench.run load
+
+# A wheel install into a fresh venv (not editable, sources deleted) builds, publishes and
+# serves like a checkout (tests/install_check.py). Slow: it installs torch; not in `make test`.
+install-check: $(VENV)/.installed-dev haproxy
+	$(PY) -m tests.install_check
+
+# docs/cli.md from explorer's own parser (tests/test_docs.py fails when it is stale).
+docs: $(VENV)/.installed
+	$(PY) -m explorer.cli_reference docs/cli.md
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check explorer pages tests app.py serve.py bench

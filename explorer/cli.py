@@ -1,4 +1,5 @@
-"""`explorer build|info|export|list|fetch|publish|serve|dashboard|curate`: the command-line contract in DESIGN.md.
+"""`explorer build|info|export|list|fetch|publish|serve|dashboard|curate`: the command-line
+contract (docs/architecture.md; every option in docs/cli.md, generated from `_parser`).
 
 Expected failures print one line on stderr and exit 2; heavy modules load only
 inside `build`, so `info`, `list` and `export` answer instantly.
@@ -237,7 +238,7 @@ def _curate_parser(sub) -> None:
         description="explorer curate NAME rename NODE LABEL | merge NODE NODE... | hide NODE "
         "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history | compact",
     )
-    c.add_argument("name", help="corpus")
+    c.add_argument("name", metavar="NAME", help="corpus")
     ops = c.add_subparsers(dest="op", required=True)
     rename = ops.add_parser("rename", help="give a node (area, topic, subtopic) a label")
     rename.add_argument("node")
@@ -471,11 +472,11 @@ def _cmd_publish(args: argparse.Namespace, cache_dir: Path) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer.app_home import app_dir
     from explorer.serve import ServeConfig, serve
 
-    app_dir = Path(__file__).resolve().parents[1]  # app.py, pages/ and .streamlit/ live here
     config = ServeConfig(
-        app_dir=app_dir,
+        app_dir=app_dir(),
         cache_dir=cache_dir,
         workers=args.workers,
         port=args.port,
@@ -489,11 +490,11 @@ def _cmd_serve(args: argparse.Namespace, cache_dir: Path) -> None:
 
 
 def _cmd_dashboard(args: argparse.Namespace, cache_dir: Path) -> None:
+    from explorer.app_home import app_dir
     from explorer.serve import dashboard
 
-    app_dir = Path(__file__).resolve().parents[1]
     dashboard(
-        app_dir,
+        app_dir(),
         cache_dir,
         port=args.port,
         address=args.address,

@@ -16,7 +16,7 @@ A published folder is served by other users (a web server's, a container's): eve
 0644 and every folder it makes 0755, whatever the umask and the cache's own modes. It
 carries input file names, never the host's paths. Its Streamlit config listens wherever
 its host runs it (no `address`) and answers only to loopback names plus the names given
-with `--allowed-host` (DNS rebinding; README "Host names" for naming hosts at serve time).
+with `--allowed-host` (DNS rebinding; docs/hosting.md, "Host names", for naming hosts at serve time).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from explorer import artifacts, curation
+from explorer.app_home import app_dir
 from explorer.errors import ExplorerError
 from explorer.names import LATEST, NAME_RE
 from explorer.serve import ALLOWED_HOSTS_ENV, LOOPBACK_HOSTS, check_hosts
 
-ROOT = Path(__file__).resolve().parents[1]
 # The viewer's runtime dependencies, pinned to what this machine runs (a published
 # folder should not change under its users when a new release appears).
 VIEWER_PACKAGES = ("streamlit", "plotly", "pandas", "pyarrow", "numpy", "onnxruntime", "tokenizers")
@@ -244,13 +244,13 @@ def check_destination(dest: Path, cache_dir: Path) -> None:
     protected = {
         Path("/"): "the file system root",
         Path.home().resolve(): "your home folder",
-        ROOT: "the Topic Explorer project",
+        app_dir(): "the Topic Explorer project",
         cache_dir.resolve(): "the cache",
     }
     for path, what in protected.items():
         if dest == path or path.is_relative_to(dest):
             raise ExplorerError(f"{dest}: refusing to publish into {what}; pick a new folder")
-    sources = (cache_dir.resolve(), *(ROOT / name for name in _SOURCE_FOLDERS))
+    sources = (cache_dir.resolve(), *(app_dir() / name for name in _SOURCE_FOLDERS))
     if any(dest.is_relative_to(source) for source in sources):
         raise ExplorerError(
             f"{dest}: refusing to publish inside the cache or the app's sources; pick a new folder"
@@ -410,12 +410,13 @@ def _copy_curation(folder: Path, run: artifacts.Run) -> None:
 
 def _write_folder(folder: Path, run: artifacts.Run, allowed_hosts: tuple[str, ...]) -> None:
     """Everything the published folder holds, into a fresh `folder`, readable by all."""
+    source = app_dir()
     for name in _APP_FILES:
-        shutil.copy2(ROOT / name, folder / name)
+        shutil.copy2(source / name, folder / name)
     (folder / STREAMLIT_CONFIG).parent.mkdir(parents=True)
     (folder / STREAMLIT_CONFIG).write_text(published_config(allowed_hosts), encoding="utf-8")
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "pages", folder / "pages", ignore=skip)
+    shutil.copytree(source / "pages", folder / "pages", ignore=skip)
     package = Path(__file__).resolve().parent
     for name in PACKAGE_ALLOW:
         source, target = package / name, folder / "explorer" / name
@@ -445,7 +446,7 @@ def published_config(allowed_hosts: tuple[str, ...]) -> str:
     hosts = list(dict.fromkeys([*LOOPBACK_HOSTS, *(h.strip().lower() for h in allowed_hosts)]))
     out: list[str] = []
     comments: list[str] = []  # an option's comment lines go (or stay) with it
-    for line in (ROOT / STREAMLIT_CONFIG).read_text(encoding="utf-8").splitlines():
+    for line in (app_dir() / STREAMLIT_CONFIG).read_text(encoding="utf-8").splitlines():
         key = line.split("=", 1)[0].strip() if "=" in line else None
         if line.startswith("#"):
             comments.append(line)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from tests.handshake import handshake_status
 
 ROOT = Path(__file__).resolve().parents[2]
 PORT = 8599  # the namespace is private: no other server holds it
@@ -41,14 +42,7 @@ cli.main()
 
 def handshake(origin: str) -> int:
     """The HTTP status of a websocket handshake carrying this Origin."""
-    request = (
-        f"GET /_stcore/stream HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\nOrigin: {origin}\r\n"
-        "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
-    )
-    with socket.create_connection(("127.0.0.1", PORT), timeout=10) as sock:
-        sock.sendall(request.encode())
-        return int(sock.recv(4096).split(b" ", 2)[1])
+    return handshake_status(PORT, f"127.0.0.1:{PORT}", origin)
 
 
 def wait_healthy(proc: subprocess.Popen) -> None:
