@@ -77,13 +77,15 @@ def ray_cli() -> str:
 class Cluster:
     """A head node and one worker node (one CPU each), started and stopped here."""
 
-    def __init__(self, workdir: Path, worker_env: dict[str, str] | None = None) -> None:
+    def __init__(self, workdir: Path, node_env: dict[str, str] | None = None) -> None:
         self.address = f"127.0.0.1:{PORT}"
         # Ray's socket paths must stay short (108 bytes): its files go under /tmp, in a
         # folder of this cluster's own (pids repeat from one PID namespace to the next).
         self.temp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
         self.workdir = workdir
-        self.worker_env = worker_env or {}
+        # Both nodes get it: which node's actor Ray Data hands a chunk to first depends on
+        # which started sooner, so a hook for one node only may never fire.
+        self.node_env = node_env or {}
 
     def _start(self, *args: str, env: dict[str, str] | None = None) -> None:
         common = [
@@ -106,9 +108,9 @@ class Cluster:
         try:
             self._start(
                 "--head", "--port", str(PORT), "--temp-dir", str(self.temp),
-                "--include-dashboard=false",
+                "--include-dashboard=false", env=self.node_env,
             )  # fmt: skip
-            self._start("--address", self.address, env=self.worker_env)
+            self._start("--address", self.address, env=self.node_env)
         except BaseException:
             self.__exit__()
             raise
@@ -151,13 +153,13 @@ def build_scenario(workdir: Path, corpus: str, seed: str) -> dict:
 
     fault = workdir / "fault"
     result: dict[str, object] = {}
-    with Cluster(workdir, worker_env={FAULT_ENV: str(fault)}) as cluster:
+    with Cluster(workdir, node_env={FAULT_ENV: str(fault)}) as cluster:
         result["nodes"] = cluster.nodes()
         ray = ["--engine", "ray", "--ray-address", cluster.address]
         build = ["build", corpus, "--name", "seed", "--no-progress", "--seed", seed]
         result["ray"] = explorer("--cache-dir", str(workdir / "ray"), *build, *ray)
         result["local"] = explorer("--cache-dir", str(workdir / "local"), *build)
-        fault.mkdir()  # arms the hook: the worker node's actor exits once, losing a chunk
+        fault.mkdir()  # arms the hook: the first actor to finish a chunk exits, losing it
         # Chunks of 16, the model's batch: three chunks, each one of the local engine's
         # batches, so the vectors stay bit-identical (embed.BATCH_SIZE).
         result["fault"] = explorer(
