@@ -7,10 +7,11 @@ Boilerplate is what every field writes: a phrase used by at least `EVERYWHERE` o
 abstracts of *every* group, and by no group more than `UNEVEN` times as often as by the group
 that uses it least ("propose", "novel", "settings", "better"). A phrase one field uses far
 more than another is that field's subject ("neural networks": 2% of ACL abstracts, 11% of
-CVPR's), however common it is there. A phrase the table lacks is rare in some group, so
-specific, unless it has several words and each of them is boilerplate ("proposed framework
-achieves"): the table judges a phrase it holds by that phrase's own shares, so "domain
-adaptation" stays a subject although "domain" alone is boilerplate.
+CVPR's), however common it is there. A phrase of several words is boilerplate also when all
+its words bar stop words are ("proposed method", "representation learning"), or when it
+holds a stop word, as a piece of a sentence does, and any of them is ("code is available",
+"state of the art"); "domain adaptation" stays a subject although "domain" alone is
+boilerplate. A phrase the table lacks is rare in some group, so otherwise specific.
 
 Specificity, in [0, 1], grades the same two numbers: 1 - min(1, b / EVERYWHERE) *
 min(1, UNEVEN * b / m), with b the phrase's least and m its largest share across the groups.
@@ -26,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 TABLE = Path(__file__).with_name("background.json.gz")
 EVERYWHERE = 0.02
@@ -53,11 +55,12 @@ def specificity(phrase: str, *, path: Path = TABLE) -> float:
     shares = _shares(path)
     words = phrase.lower().split()
     key = " ".join(words)
-    if key in shares:
-        return _graded(*shares[key])
-    if len(words) > 1 and all(w in shares and _graded(*shares[w]) == 0.0 for w in words):
+    content = [w for w in words if w not in ENGLISH_STOP_WORDS]
+    plain = [w in shares and _graded(*shares[w]) == 0.0 for w in content]
+    # Made only of boilerplate words, or a piece of a sentence (a stop word inside) with one.
+    if len(words) > 1 and (all(plain) or (len(content) < len(words) and any(plain))):
         return 0.0
-    return 1.0
+    return _graded(*shares[key]) if key in shares else 1.0
 
 
 def specificities(phrases: Iterable[str], *, path: Path = TABLE) -> np.ndarray:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.build.labels import _phrase_table
+from explorer.build.phrases import phrase_table
 
 # Venue group -> the paper-list folders it reads (every year present).
 GROUPS = {
@@ -31,6 +31,8 @@ GROUPS = {
     "web": ["www"],
     "general ai": ["aaai"],
 }
+# Longer phrases are never common in every venue: their words decide (see background.py).
+PHRASE_WORDS = 3
 # A phrase is kept when at least this share of every group's abstracts uses it.
 KEEP_SHARE = 0.002
 DEFAULT_SOURCE = Path(__file__).resolve().parents[3] / "shared" / "data" / "paperlists"
@@ -56,10 +58,11 @@ def read_abstracts(folder: Path) -> list[str]:
 
 
 def phrase_counts(docs: list[str]) -> dict[str, int]:
-    """Document frequency of every candidate phrase of `docs`."""
-    table = _phrase_table(docs)
+    """Document frequency of every candidate phrase of `docs` of at most PHRASE_WORDS words."""
+    table = phrase_table(docs)
     df = np.asarray(table.x.sum(axis=0)).ravel()
-    return {table.text(j): int(df[j]) for j in np.flatnonzero(df)}
+    short = np.flatnonzero((df > 0) & (table.length <= PHRASE_WORDS))
+    return {table.text(j): int(df[j]) for j in short}
 
 
 def build_table(source: Path) -> dict:

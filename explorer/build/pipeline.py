@@ -50,7 +50,9 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 #   4: topic ids stored as text in papers, topics and doc_topics
 #   5: the query encoder's ONNX export, named in the manifest (`query_encoder`)
 #   6: topics gain a `stability` column (`--stability K`; empty without it)
-PIPELINE_VERSION = 6
+#   7: labels: whole terms (up to 5 words), one form per term, no boilerplate (venue
+#      background), areas by what their topics share, distinct siblings
+PIPELINE_VERSION = 7
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
