@@ -247,12 +247,17 @@ def node_table(
 
 
 def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
-    """Each term's id, text and document frequency over the whole corpus."""
+    """Each term's id, text, document frequency over the whole corpus and specificity
+    against the venue background (0 for boilerplate; `explorer/build/background.py`): the
+    views rank keywords by df x specificity, so a corpus's top terms are its subjects."""
+    from explorer.build.background import specificities
+
     return pd.DataFrame(
         {
             "term_id": np.arange(len(vocabulary), dtype=np.int32),
             "term": vocabulary,
             "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
+            "specificity": specificities(str(t) for t in vocabulary).astype(np.float32),
         }
     )
 
