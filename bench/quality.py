@@ -5,7 +5,12 @@ outlier share (target <= 10%), the silhouette of leaves in the embedding space (
 outliers left out), and ten leaf labels picked at random; the same figures for stock
 BERTopic (`BERTopic().fit_transform(docs, embeddings)` on the very same vectors). On WWW
 2025, whose papers carry author keywords: the share of papers whose keywords share a word
-with their leaf's label (stock: with its topic's top ten words).
+with their leaf's label (stock: with its topic's top ten words). Per corpus, the NPMI
+coherence of every node's top 10 words (explorer.build.coherence; documents as the window,
+over the corpus's own abstracts) and the topic diversity of every level, ours and stock's,
+both scored on one document x word matrix (the build's vectorizer, stop words out): our
+nodes' top words as the build ranked them, stock's its own c-TF-IDF ranking with stop words
+skipped.
 
     python -m bench.quality            # writes bench/results/quality.json
 """
@@ -30,6 +35,7 @@ CORPORA = {
 WWW = ["www"]
 SILHOUETTE_SAMPLE = 5000
 LEAF_TARGET, OUTLIER_TARGET = 0.05, 0.10
+DIVERSITY_TARGET = 0.9  # issue 29: topic diversity at every level
 _WORD = re.compile(r"[a-z][a-z0-9-]+")
 
 
@@ -120,6 +126,48 @@ def _stock(docs: list[str], vectors: np.ndarray) -> tuple[dict, np.ndarray, obje
     )
 
 
+def _stock_top_words(model, topic: int, n: int) -> list[str]:
+    """Stock BERTopic's best words of a topic by its own c-TF-IDF, stop words skipped."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    names = model.vectorizer_model.get_feature_names_out()
+    row = np.asarray(model.c_tf_idf_[topic + model._outliers].todense()).ravel()
+    best = [str(names[i]) for i in np.argsort(-row, kind="stable") if row[i] > 0]
+    return [w for w in best if w not in ENGLISH_STOP_WORDS and " " not in w][:n]
+
+
+def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
+    """Mean NPMI and diversity per level, ours and stock's, on one document x word matrix."""
+    from explorer.build.coherence import TOP_WORDS, diversity, npmi
+    from explorer.build.summaries import document_terms
+    from explorer.view.store import level_ids
+
+    matrix, vocabulary = document_terms(docs, min_df=run.manifest["config"]["params"]["min_df"])
+    column = {str(t): i for i, t in enumerate(vocabulary)}
+
+    def scored(lists: list[list[str]]) -> dict:
+        values = [npmi(matrix, [column[w] for w in words if w in column]) for words in lists]
+        values = [v for v in values if v == v]
+        return {
+            "nodes": len(lists),
+            "mean_npmi": round(float(np.mean(values)), 4) if values else None,
+            "below_0": int(sum(v < 0 for v in values)),
+            "diversity": round(diversity(lists), 4) if lists else None,
+        }
+
+    nodes = run.table("nodes")
+    leaves = set(level_ids(run.table("papers"), "subtopic").astype(str)) - {"-1"}
+    words = dict(zip(nodes["node_id"], nodes["top_words"].map(list), strict=True))
+    ours = {
+        level: scored([words[n] for n in nodes.loc[nodes["level"] == level, "node_id"]])
+        for level in ("area", "topic", "subtopic")
+        if (nodes["level"] == level).any()
+    }
+    ours["leaf"] = scored([words[n] for n in sorted(leaves)])
+    stock = [_stock_top_words(model, t, TOP_WORDS) for t in sorted(set(topics.tolist()) - {-1})]
+    return {"ours": ours, "stock": scored(stock)}
+
+
 def _words(text: str) -> set[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
@@ -146,7 +194,9 @@ def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
         total += 1
         ours += bool(words & _words(label.get(node, "")))
         topic = int(topics[i])  # stock's outliers (-1) get no topic words: no credit
-        stock_words = " ".join(w for w, _ in (model.get_topic(topic) or [])) if topic >= 0 else ""
+        stock_words = (
+            " ".join(w for w, _ in (model.get_topic(topic) or [])[:10]) if topic >= 0 else ""
+        )
         stock += bool(words & _words(stock_words))
     return {
         "papers_with_keywords": total,
@@ -172,6 +222,12 @@ def main() -> None:
             "leaf_target_met": ours["largest_leaf_share"] <= LEAF_TARGET,
             "outlier_target_met": ours["outlier_share"] <= OUTLIER_TARGET,
         }
+        entry["coherence"] = _coherence(run, docs, topics, model)
+        leaf, stock_npmi = entry["coherence"]["ours"]["leaf"], entry["coherence"]["stock"]
+        entry["npmi_target_met"] = (leaf["mean_npmi"] or -1) >= (stock_npmi["mean_npmi"] or -1)
+        entry["diversity_target_met"] = all(
+            (q["diversity"] or 0) >= DIVERSITY_TARGET for q in entry["coherence"]["ours"].values()
+        )
         if name == "www":
             entry["author_keywords"] = _keyword_agreement(run, topics, model)
         results[name] = entry

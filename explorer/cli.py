@@ -296,6 +296,18 @@ def _levels_line(counts: dict) -> str:
     )
 
 
+def _quality_line(counts: dict) -> str:
+    """Mean NPMI coherence, topic diversity and low-coherence nodes (NPMI < 0) per level."""
+    quality = counts.get("levels", {}).get("quality") or {}
+    parts = []
+    for level, q in quality.items():
+        npmi = "-" if q.get("coherence") is None else f"{q['coherence']:.3f}"
+        parts.append(
+            f"{level}s NPMI {npmi}, diversity {q['diversity']:.2f}, {q['low_coherence']} below 0"
+        )
+    return "; ".join(parts)
+
+
 def _stability_line(counts: dict) -> list[str]:
     st = counts.get("stability")
     if not st:
@@ -331,6 +343,7 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
         f" ({m['config'].get('embedding_precision', 'float32')})",
         f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
         "  levels: " + _levels_line(c),
+        *[f"  coherence: {q}" for q in [_quality_line(c)] if q],
         *_stability_line(c),
         *_assigned_line(c),
         "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
@@ -517,6 +530,9 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
         f"  years: {', '.join(map(str, summary['years'])) or '-'}  venues: {', '.join(summary['venues']) or '-'}"
     )
     print("  levels: " + _levels_line(summary["counts"]))
+    quality = _quality_line(summary["counts"])
+    if quality:
+        print("  coherence: " + quality)
     print(f"  model: {summary['embedding_model']} ({summary['embedding_precision']})")
     print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary["timings"].items()))
 

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import class_counts, largest_topic_of, nodes_at
+from explorer.view.store import class_counts, largest_topic_of, nodes_at, ranked_terms
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import colors, current, levels
 from explorer.view.ui.router import ensure_router
@@ -65,7 +65,8 @@ with right:
     st.subheader("Venues")
     st.dataframe(venues, hide_index=True)
     st.subheader("Top keywords")
-    top = data.vocab.nlargest(20, "df")[["term", "df"]].rename(columns={"df": "papers"})
+    # Ranked by papers x specificity against other fields: subjects, not boilerplate.
+    top = ranked_terms(data.vocab).head(20)[["term", "df"]].rename(columns={"df": "papers"})
     st.dataframe(top, hide_index=True)
 
 st.subheader("How this corpus was built")

@@ -45,6 +45,11 @@ st.dataframe(
     column_config={
         "share": st.column_config.NumberColumn(format="percent"),
         "stability": st.column_config.NumberColumn(format="%.2f"),
+        "coherence": st.column_config.NumberColumn(
+            format="%.3f",
+            help="NPMI of the node's top 10 words over this corpus's abstracts (-1 to 1); "
+            "below 0 the words meet less often than chance: marked low coherence",
+        ),
     },
     height=300,
 )

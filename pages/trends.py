@@ -10,6 +10,7 @@ from explorer.view.store import (
     node_name,
     node_trend,
     nodes_at,
+    ranked_terms,
     rising_terms,
 )
 from explorer.view.text import md, md_format
@@ -26,8 +27,7 @@ def _values(data, dimension):
 
 
 def _options(data):
-    vocab = data.vocab.sort_values(["df", "term"], ascending=[False, True])
-    return vocab["term"].head(20_000).tolist()
+    return ranked_terms(data.vocab)["term"].head(20_000).tolist()
 
 
 def _keyword_trend(data, terms, dimension):
@@ -57,7 +57,8 @@ years = per_run(data, _values, "year")
 classes = [d for d in ("status", "track", "venue") if len(per_run(data, _values, d)) > 1]
 
 st.title("Trends")
-# The type-ahead offers the corpus vocabulary (words and two-word phrases), most used first.
+# The type-ahead offers the corpus vocabulary (words and two-word phrases), most
+# characteristic first (papers x specificity), boilerplate last.
 options = per_run(data, _options)
 default = default_keywords(data)
 warn_unknown(state.KEYWORDS, options)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from explorer.build.labels import NO_PHRASES, NodeLabel, candidate_phrases, label_nodes
+from explorer.build.phrases import MAX_WORDS
 
 # area -> (phrase every child of the area shares, {child: its own terms})
 AREAS = {
@@ -183,7 +184,7 @@ def _obvious_phrases(text: str) -> set[str]:
     for run in re.split(r"[^\w\s-]|_|(?<![^\W_])-|-(?![^\W_])", text.lower()):
         words = run.split()
         for i in range(len(words)):
-            for j in range(i, min(i + 3, len(words))):
+            for j in range(i, min(i + MAX_WORDS, len(words))):
                 gram = words[i : j + 1]
                 if any(len(w) < 2 or w.replace("-", "").isdigit() for w in gram):
                     break
@@ -198,7 +199,7 @@ def test_every_candidate_is_a_short_verbatim_phrase(text):
     flat = " ".join(text.lower().split())
     for phrase in candidate_phrases(text):
         words = phrase.split()
-        assert 1 <= len(words) <= 3
+        assert 1 <= len(words) <= MAX_WORDS
         assert words[0] not in ENGLISH_STOP_WORDS and words[-1] not in ENGLISH_STOP_WORDS
         assert phrase in flat
 
@@ -321,3 +322,182 @@ def test_a_longer_phrase_that_extends_a_taken_one_replaces_it():
     assert label.phrases == ("visual question answering", "graphs", "x y")
     weak = _select([("answering", 3.0), ("visual question answering", 1.0)])
     assert weak.phrases == ("answering",)  # too weak to replace it
+
+
+# --- whole terms, one form per term, no boilerplate, distinct siblings -----------------
+
+BOILERPLATE_SENTENCE = (
+    "We propose a novel method that achieves better performance than existing methods."
+)
+# Each term sits between punctuation and the fill, so no longer run of words repeats.
+TERMS = {
+    "sampling": [
+        "{x}: markov chain monte carlo.",
+        "{x} posterior; markov chain monte carlo; a reproducing kernel hilbert space.",
+        "Markov chain monte carlo, {x}.",
+    ],
+    "privacy": [
+        "Generative adversarial networks (GANs), {x}, differential privacy.",
+        "Differentially private GANs: {x}.",
+        "{x}; generative adversarial networks; differential privacy.",
+    ],
+    "words": [
+        "A word embedding: {x}; subword units.",
+        "{x}, the word embedding.",
+        "Word embedding, subword units: {x}.",
+    ],
+}  # fmt: skip
+FILLS = ["gene expression", "galaxy surveys", "protein folding", "river flows"]
+
+
+def _terms_corpus():
+    """Three sibling topics under one area, each using its terms whole, and twin topics
+    whose papers are word for word alike (so only the sibling rule tells them apart)."""
+    docs, members, parent_of = [], {}, {}
+    for node, templates in TERMS.items():
+        start = len(docs)
+        for k in range(12):
+            fill = FILLS[k % len(FILLS)]
+            docs.append(f"{templates[k % 3].format(x=fill)} {BOILERPLATE_SENTENCE}")
+        members[node], parent_of[node] = np.arange(start, len(docs)), "A0"
+    members["A0"], parent_of["A0"] = np.arange(len(docs)), None
+    start = len(docs)
+    twin = "Quantum annealing of spin glasses with tensor networks. " + BOILERPLATE_SENTENCE
+    docs += [twin] * 8
+    members["twin.0"], parent_of["twin.0"] = np.arange(start, start + 4), "twin"
+    members["twin.1"], parent_of["twin.1"] = np.arange(start + 4, start + 8), "twin"
+    members["twin"], parent_of["twin"] = np.arange(start, start + 8), "A1"
+    members["A1"], parent_of["A1"] = np.arange(start, start + 8), None
+    return docs, members, parent_of
+
+
+@pytest.fixture(scope="module")
+def terms_corpus():
+    docs, members, parent_of = _terms_corpus()
+    return docs, members, parent_of, label_nodes(docs, members, parent_of)
+
+
+def _longer_term(phrase: str, texts: list[str]) -> str | None:
+    """A longer phrase holding `phrase` that most of the papers using it use instead (the
+    documented rule: WHOLE_SHARE of them, no boilerplate, adding a word that is none)."""
+    from collections import Counter
+
+    from explorer.build.labels import WHOLE_SHARE, _adds_meaning
+    from explorer.build.terms import content_words
+
+    using = [t for t in texts if _occurs(phrase, t)]
+    longer = Counter(
+        q for t in using for q in candidate_phrases(t) if f" {phrase} " in f" {q} " and q != phrase
+    )
+    old = set(content_words(phrase))
+    for q, n in longer.items():
+        if n >= max(2, WHOLE_SHARE * len(using)) and _adds_meaning(q, old):
+            return q
+    return None
+
+
+def assert_readable_labels(docs, members, parent_of, labels) -> None:
+    """The label properties of issue 29, for any corpus and hierarchy."""
+    from explorer.build.background import is_boilerplate
+    from explorer.build.labels import ESSENTIAL_SHARE
+    from explorer.build.terms import same_term
+
+    for node, label in labels.items():
+        texts = [docs[i] for i in members[node]]
+        for i, phrase in enumerate(label.phrases):
+            assert not is_boilerplate(phrase), (node, phrase)
+            assert _longer_term(phrase, texts) is None, (node, phrase, _longer_term(phrase, texts))
+            for other in label.phrases[i + 1 :]:
+                assert not same_term(phrase, other), (node, phrase, other)
+    siblings: dict = {}
+    for node, parent in parent_of.items():
+        siblings.setdefault(parent, []).append(labels[node].short)
+        if parent is not None and labels[parent].short == labels[node].short:
+            assert len(members[node]) >= ESSENTIAL_SHARE * len(members[parent]), (parent, node)
+    for parent, shorts in siblings.items():
+        assert len(shorts) == len(set(shorts)), (parent, shorts)
+
+
+def test_planted_labels_have_every_readable_property(terms_corpus):
+    assert_readable_labels(*terms_corpus)
+
+
+def test_fixture_labels_have_every_readable_property(corpus):
+    assert_readable_labels(*corpus)
+
+
+def test_terms_longer_than_three_words_are_held_whole(terms_corpus):
+    phrases = terms_corpus[3]["sampling"].phrases
+    assert "markov chain monte carlo" in phrases
+    assert not {"chain monte carlo", "markov chain monte", "markov chain", "monte carlo"} & set(
+        phrases
+    )
+    assert not any(p in {"kernel hilbert", "kernel hilbert space"} for p in phrases)
+
+
+def test_one_term_appears_once_in_a_label(terms_corpus):
+    privacy = terms_corpus[3]["privacy"].phrases
+    assert not {"gans", "generative adversarial networks"} <= set(privacy)
+    assert not {"differential privacy", "differentially private"} <= set(privacy)
+    words = terms_corpus[3]["words"].phrases
+    assert "word embedding" in words
+    assert not {"word", "embedding"} & set(words)
+
+
+def test_boilerplate_every_paper_shares_labels_nothing(terms_corpus):
+    for label in terms_corpus[3].values():
+        assert not {"novel method", "better performance", "existing methods", "propose"} & set(
+            label.phrases
+        )
+
+
+def test_twin_siblings_get_different_labels_and_the_parent_keeps_its_own(terms_corpus):
+    labels = terms_corpus[3]
+    assert labels["twin.0"].short != labels["twin.1"].short
+    assert labels["twin.0"].phrases and labels["twin.1"].phrases
+    # "twin" holds all of A1's papers: it is essentially that child, so they may agree.
+    assert set(labels["twin"].phrases) == set(labels["A1"].phrases)
+
+
+def test_abbreviation_and_expansion_are_one_term():
+    from explorer.build.terms import abbreviates, same_term
+
+    assert abbreviates("gans", "generative adversarial networks")
+    assert abbreviates("rkhs", "reproducing kernel hilbert space")
+    assert abbreviates("ssl", "self-supervised learning")
+    assert not abbreviates("gans", "generative models")
+    assert not abbreviates("rl", "reinforcement")
+    assert same_term("differential privacy", "differentially private")
+    assert same_term("graphs", "graph neural networks")
+    assert not same_term("convex", "convolution")
+    assert not same_term("generative models", "generalization bounds")
+
+
+def test_an_abbreviation_gives_way_to_its_expansion():
+    from explorer.build.labels import _select
+
+    label = _select(
+        [("gans", 3.0), ("mode collapse", 2.0), ("generative adversarial networks", 1.0)]
+    )
+    assert label.phrases == ("generative adversarial networks", "mode collapse")
+
+
+@pytest.mark.realbuild
+def test_seed_corpus_labels_have_every_readable_property(seed_run):
+    from explorer.build.labels import label_nodes as relabel
+
+    papers, nodes = seed_run.table("papers"), seed_run.table("nodes")
+    docs = papers["abstract"].tolist()
+    column = {"area": "area_id", "topic": "topic_id", "subtopic": "subtopic_id"}
+    members = {
+        n.node_id: np.flatnonzero(papers[column[n.level]].astype(str).to_numpy() == n.node_id)
+        for n in nodes.itertuples()
+    }
+    parent_of = {
+        n.node_id: n.parent_id if isinstance(n.parent_id, str) else None for n in nodes.itertuples()
+    }
+    built = {
+        n.node_id: NodeLabel(n.label, n.long_label, tuple(n.phrases)) for n in nodes.itertuples()
+    }
+    assert built == relabel(docs, members, parent_of)  # the build labelled what we check
+    assert_readable_labels(docs, members, parent_of, built)

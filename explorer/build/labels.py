@@ -1,27 +1,37 @@
 """Phrase labels for the nodes of a topic hierarchy (areas > topics > subtopics).
 
-Labels are phrases a reader can find in the abstracts: 1-3 contiguous lower-cased words with
-no stop word at either end. HTML tags are stripped; punctuation (bar an internal hyphen, so
-"self-supervised" is one word), $math$, LaTeX commands, pure numbers and 1-character words cut
-the text into segments no phrase crosses. A phrase counts once per document. A node's phrases
-are ranked against its siblings by class-based TF-IDF, df(x, c) / n(c) * log(1 + A / f(x)), f
-summing df over the siblings and A their mean size, so what the whole parent shares does not
-repeat in every child; a node without siblings is ranked against the rest of the corpus. The
-best phrases are taken first, skipping any whose word set nests with one already taken
-("graphs" and "graph" count as one word there).
+Labels are phrases a reader can find in the abstracts (`explorer/build/phrases.py`: runs of
+1-5 words with no stop word at either end). A node's phrases are ranked against its siblings
+by class-based TF-IDF, df(x, c) / n(c) * log(1 + A / f(x)), f summing df over the siblings and
+A their mean size, so what the whole parent shares does not repeat in every child; a node
+without siblings is ranked against the rest of the corpus. Each score is multiplied by the
+phrase's specificity against the venue background (`explorer/build/background.py`), so
+boilerplate ("propose", "novel method") never labels anything; a parent's score also by how
+evenly its children use the phrase, so an area is named by what its topics share.
+
+The best phrases are taken first. A phrase gives way to a longer candidate that holds it
+when most of the node's papers that use it use the longer one ("chain monte carlo" becomes
+"markov chain monte carlo"); two taken phrases that one longer candidate joins become it
+("word", "embedding" -> "word embedding"); a phrase that is a form of one already taken
+(inflection, nesting, abbreviation and expansion) is skipped, or replaces it when it says
+more. Last, siblings never share a short label, and a parent does not repeat a child's
+unless that child holds most of its papers.
 """
 
 from __future__ import annotations
 
-import re
-from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from explorer.build import terms
+from explorer.build.background import specificity
+from explorer.build.phrases import Phrases, candidate_phrases, phrase_table, superphrases
+
+__all__ = ["NO_PHRASES", "NodeLabel", "candidate_phrases", "label_nodes"]
 
 LONG_PHRASES = 8
 # The map shows a second phrase only when it is nearly as characteristic as the first.
@@ -30,18 +40,20 @@ SHORT_SECOND_RATIO = 0.5
 EXTEND_RATIO = 0.6
 # Candidates read per node at most: extensions are looked for among the best ones only.
 SCAN_LIMIT = 200
+# Phrases of up to this many words are ranked; longer ones come in only as the whole term a
+# ranked phrase is a fragment of.
+RANKED_WORDS = 3
+# A phrase is a fragment of a longer candidate that holds it when at least this share of the
+# node's papers using it use the longer one: then the longer one is taken instead.
+WHOLE_SHARE = 0.75
+# A ranked phrase loses a boilerplate first word when the rest is this many times as used.
+TRIM_RATIO = 1.5
+# Two taken phrases that one longer candidate holds together give way to it when at least
+# this share of the rarer one's papers (in the node) use it.
+JOINT_SHARE = 0.5
+# A parent keeps a child's short label only when that child holds this share of its papers.
+ESSENTIAL_SHARE = 0.8
 NO_PHRASES = "(no phrases)"
-
-# Tags go without a break: "<i>neural</i> networks" reads as "neural networks".
-_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>")
-# Links, math, LaTeX commands and HTML entities are not prose: each becomes a segment break.
-_NOT_PROSE = re.compile(
-    r"(?:https?|ftp)://\S+|www\.\S+|\$\$.*?\$\$|\$[^$]*\$|\\[A-Za-z]+|&#?\w+;", re.DOTALL
-)
-_BREAK = " | "
-_DOC_END = "|"  # appended to every document: one character, so never part of a phrase
-# A word (letters/digits, internal hyphens) or one other non-space character (a break).
-_TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*|\S")
 
 
 @dataclass(frozen=True)
@@ -53,94 +65,9 @@ class NodeLabel:
     phrases: tuple[str, ...]  # the chosen phrases, best first (at most LONG_PHRASES)
 
 
-def _tokens(text: str) -> list[str]:
-    """Words and break characters of one text, lower-cased, with markup already cut out."""
-    return _TOKEN.findall(_NOT_PROSE.sub(_BREAK, _HTML_TAG.sub(" ", text)).lower())
-
-
-def _is_word(token: str) -> bool:
-    """Pure numbers and 1-character tokens (letters or punctuation) cut phrases instead."""
-    return len(token) > 1 and not token.replace("-", "").isdigit()
-
-
-@dataclass(frozen=True)
-class _Phrases:
-    """Every document's candidate phrases, kept as word codes rather than millions of strings.
-
-    `x` is the binary document x phrase matrix; column j is the phrase of `length[j]` words
-    that starts at position `start[j]` of the corpus-wide token `codes`.
-    """
-
-    x: csr_matrix
-    start: np.ndarray
-    length: np.ndarray
-    codes: np.ndarray
-    vocabulary: list[str]
-
-    def text(self, column: int) -> str:
-        """A phrase's words, read back from its first occurrence."""
-        at, n = self.start[column], self.length[column]
-        return " ".join(self.vocabulary[c] for c in self.codes[at : at + n])
-
-
-def _encode(docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Corpus-wide token codes (a break token ends every document) and each token's document."""
-    index: defaultdict[str, int] = defaultdict()
-    index.default_factory = index.__len__  # a new token gets the next code, without a Python call
-    codes = array("q")
-    lengths = array("q")
-    for doc in docs:
-        tokens = _tokens(doc)
-        tokens.append(_DOC_END)
-        codes.extend([index[t] for t in tokens])
-        lengths.append(len(tokens))
-    owner = np.repeat(np.arange(len(docs)), np.frombuffer(lengths, np.int64))
-    return np.frombuffer(codes, np.int64), owner, list(index)
-
-
-def _occurrences(codes: np.ndarray, vocabulary: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per phrase length 1-3: start positions of candidate occurrences and an id for the phrase."""
-    word = np.fromiter((_is_word(t) for t in vocabulary), bool, len(vocabulary))
-    edge = word & np.fromiter((t not in ENGLISH_STOP_WORDS for t in vocabulary), bool)
-    is_word, is_edge = word[codes], edge[codes]  # an edge word may start or end a phrase
-    n, base = len(codes), len(vocabulary)
-    ones = np.flatnonzero(is_edge)
-    twos = np.flatnonzero(is_edge[:-1] & is_edge[1:])
-    threes = np.flatnonzero(is_edge[: n - 2] & is_word[1 : n - 1] & is_edge[2:])
-    # A trigram's id numbers its first two words' pair, so ids stay far below 2**63.
-    _, pair = np.unique(codes[threes] * base + codes[threes + 1], return_inverse=True)
-    return [
-        (ones, codes[ones]),
-        (twos, codes[twos] * base + codes[twos + 1]),
-        (threes, pair.ravel() * base + codes[threes + 2]),
-    ]
-
-
-def _phrase_table(docs: Sequence[str]) -> _Phrases:
-    """Candidate phrases of all documents at once: numpy over token codes, no per-phrase loop."""
-    codes, owner, vocabulary = _encode(docs)
-    starts, lengths, rows, cols = [], [], [], []
-    n_columns = 0
-    for n, (at, ids) in enumerate(_occurrences(codes, vocabulary), start=1):
-        _, first, column = np.unique(ids, return_index=True, return_inverse=True)
-        starts.append(at[first])
-        lengths.append(np.full(len(first), n))
-        rows.append(owner[at])
-        cols.append(column.ravel() + n_columns)
-        n_columns += len(first)
-    row, col = np.concatenate(rows), np.concatenate(cols)
-    x = csr_matrix((np.ones(len(row), np.int32), (row, col)), shape=(len(docs), n_columns))
-    x.data[:] = 1  # a phrase counts once per document
-    return _Phrases(x, np.concatenate(starts), np.concatenate(lengths), codes, vocabulary)
-
-
-def candidate_phrases(text: str) -> set[str]:
-    """The 1-3-word verbatim phrases of one text (lower-cased)."""
-    table = _phrase_table([text])
-    return {table.text(j) for j in range(table.x.shape[1])}
-
-
-def _membership(nodes: list[str], members: Mapping[str, np.ndarray], n_docs: int) -> csr_matrix:
+def membership_matrix(
+    nodes: list[str], members: Mapping[str, np.ndarray], n_docs: int
+) -> csr_matrix:
     """Node x document indicator; a document may sit in several nodes (one per level)."""
     rows = [np.unique(np.asarray(members[n], dtype=np.int64)) for n in nodes]
     cols = np.concatenate([np.zeros(0, np.int64), *rows])
@@ -151,7 +78,7 @@ def _membership(nodes: list[str], members: Mapping[str, np.ndarray], n_docs: int
     return csr_matrix((data, cols, indptr), shape=(len(nodes), n_docs))
 
 
-def _sibling_groups(
+def sibling_groups(
     nodes: list[str], parent_of: Mapping[str, str | None], sizes: np.ndarray, n_docs: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per node: its sibling group, the group's mean size A, and whether it stands alone."""
@@ -182,7 +109,7 @@ def _group_sums(df: csr_matrix, group: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return keys, sums.data
 
 
-def _scored_entries(
+def scored_entries(
     df: csr_matrix,
     sizes: np.ndarray,
     siblings: tuple[np.ndarray, np.ndarray, np.ndarray],
@@ -200,53 +127,263 @@ def _scored_entries(
     return rows, cols, counts / sizes[rows] * np.log1p(mean[rows] / f)
 
 
-def _alphabetical(cols: np.ndarray, table: _Phrases) -> tuple[np.ndarray, np.ndarray]:
-    """Each entry's alphabetical rank among the phrases in play (the last tie-break, so
-    orderings never depend on column numbers), and those phrases' texts in that order."""
-    used, position = np.unique(cols, return_inverse=True)
-    texts = np.array([table.text(c) for c in used], dtype=object)
-    by_text = np.argsort(texts, kind="stable")
-    rank = np.empty(len(used), dtype=np.int64)
-    rank[by_text] = np.arange(len(used))
-    return rank[position.ravel()], texts[by_text]
+def _row_values(df: csr_matrix, row: int, cols: np.ndarray) -> np.ndarray:
+    """df[row, cols] of a CSR matrix with sorted indices, as floats."""
+    a, b = df.indptr[row], df.indptr[row + 1]
+    cols = np.asarray(cols, dtype=np.int64)
+    if a == b:
+        return np.zeros(len(cols))
+    indices = df.indices[a:b]
+    i = np.minimum(np.searchsorted(indices, cols), b - a - 1)
+    return np.where(indices[i] == cols, df.data[a:b][i], 0).astype(np.float64)
 
 
-def _singular(word: str) -> str:
-    """A crude singular, only for comparing phrases: "graphs" nests with "graph"."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+def _coverage(
+    df: csr_matrix,
+    sizes: np.ndarray,
+    nodes: list[str],
+    parent_of: Mapping[str, str | None],
+    rows: np.ndarray,
+    cols: np.ndarray,
+) -> np.ndarray:
+    """Per (node, phrase) entry: how evenly the node's children use the phrase, the mean over
+    children of min(1, child's share / node's share); 1 for a node of fewer than 2 children."""
+    index = {n: i for i, n in enumerate(nodes)}
+    children: defaultdict[int, list[int]] = defaultdict(list)
+    for node in nodes:
+        parent = parent_of[node]
+        if parent is not None and parent in index:
+            children[index[parent]].append(index[node])
+    out = np.ones(len(rows))
+    bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
+    for parent, kids in children.items():
+        span = slice(bounds[parent], bounds[parent + 1])
+        if len(kids) < 2 or span.start == span.stop:
+            continue
+        own = _row_values(df, parent, cols[span]) / sizes[parent]
+        total = np.zeros(len(own))
+        for kid in kids:
+            total += np.minimum(1.0, _row_values(df, kid, cols[span]) / sizes[kid] / own)
+        out[span] = total / len(kids)
+    return out
 
 
-def _select(candidates: Iterable[tuple[str, float]]) -> NodeLabel:
-    """Take phrases best first, skipping any whose word set nests with one already taken
-    (plural and singular count as the same word). A longer phrase that extends a taken one
-    and scores at least EXTEND_RATIO of it replaces it in place: "visual question answering"
-    reads better than "answering"."""
-    chosen: list[tuple[str, float, frozenset[str]]] = []
-    for seen, (phrase, score) in enumerate(candidates):
+class _Terms:
+    """What one node's papers say about longer terms holding its phrases."""
+
+    def __init__(self, table: Phrases, df: csr_matrix, row: int, links, col_of: dict):
+        self.table, self.df, self.row, self.links, self.col_of = table, df, row, links, col_of
+
+    def _supers(self, col: int) -> np.ndarray:
+        indptr, indices = self.links
+        return indices[indptr[col] : indptr[col + 1]]
+
+    def _usable(
+        self, cols: np.ndarray, need: float, within: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Those of `cols` that `need` (and 2) of the node's papers use, inflections counted
+        together ("markov decision process" and "... processes"), that say more than
+        `within` without boilerplate (`_adds_meaning`): columns, group and own counts."""
+        own = _row_values(self.df, self.row, cols)
+        keep = own >= 2
+        cols, own = cols[keep], own[keep]
+        keys = [" ".join(terms.singular(w) for w in self.table.text(c).split()) for c in cols]
+        total: defaultdict[str, float] = defaultdict(float)
+        for key, n in zip(keys, own, strict=True):
+            total[key] += n
+        group = np.array([total[k] for k in keys])
+        old = set(terms.content_words(within))
+        fine = np.array(
+            [
+                g >= need and _adds_meaning(self.table.text(c), old)
+                for c, g in zip(cols, group, strict=True)
+            ],
+            dtype=bool,
+        )
+        return cols[fine], group[fine], own[fine]
+
+    def _count(self, col: int) -> float:
+        return float(_row_values(self.df, self.row, np.array([col]))[0])
+
+    def _text(self, col: int) -> str:
+        text = self.table.text(col)
+        self.col_of.setdefault(text, col)
+        return text
+
+    def trimmed(self, phrase: str) -> str:
+        """The phrase without a boilerplate first word ("existing active learning" ->
+        "active learning") when the rest is a candidate at least TRIM_RATIO times as many of
+        the node's papers use; a single word is left only when its whole term has several
+        ("existing active" -> "active learning", but "generalization bound" stays)."""
+        words = phrase.split()
+        while len(words) > 1 and specificity(words[0]) == 0:
+            rest = " ".join(words[1:])
+            mine, theirs = self.col_of.get(" ".join(words)), self.col_of.get(rest)
+            if mine is None or theirs is None:
+                break
+            if self._count(theirs) < TRIM_RATIO * self._count(mine):
+                break
+            if len(words) == 2:
+                grown = self.whole(rest)
+                return grown if len(grown.split()) > 1 else phrase
+            words = words[1:]
+        return " ".join(words)
+
+    def whole(self, phrase: str) -> str:
+        """The longest candidate that holds `phrase` and is used by WHOLE_SHARE of the node's
+        papers using it, repeated until no longer one qualifies."""
+        col = self.col_of.get(phrase)
+        if col is None:
+            return phrase
+        while True:
+            need = max(2.0, WHOLE_SHARE * self._count(col))
+            cols, group, own = self._usable(self._supers(col), need, self.table.text(col))
+            if not len(cols):
+                return self._text(col)
+            order = np.lexsort((cols, -own, -group, -self.table.length[cols]))
+            col = int(cols[order[0]])
+
+    def joint(self, a: str, b: str) -> str | None:
+        """A candidate made of both phrases' content words and no other ("word" and
+        "embedding": "word embedding") that JOINT_SHARE of the rarer one's papers use."""
+        ca, cb = self.col_of.get(a), self.col_of.get(b)
+        if ca is None or cb is None:
+            return None
+        words = set(terms.content_words(a)) | set(terms.content_words(b))
+        fit = self._supers(ca)
+        fit = fit[self.table.length[fit] <= len(a.split()) + len(b.split()) + 1]
+        both = np.intersect1d(fit, self._supers(cb))
+        texts = [self.table.text(c) for c in both]
+        same = np.array([set(terms.content_words(t)) == words for t in texts], dtype=bool)
+        # Joined by a stop word ("method of multipliers"), most of the rarer one's papers
+        # must use the joint term, as for a whole term.
+        share = np.array([JOINT_SHARE if len(t.split()) == len(terms.content_words(t))
+                          else WHOLE_SHARE for t in texts])  # fmt: skip
+        counts = _row_values(self.df, self.row, both)
+        need = np.maximum(2.0, share * min(self._count(ca), self._count(cb)))
+        fine = same & (counts >= need) & np.array([specificity(t) > 0 for t in texts], bool)
+        cols, counts = both[fine], counts[fine]
+        if not len(cols):
+            return None
+        best = int(cols[np.lexsort((cols, self.table.length[cols], -counts))[0]])
+        return self.whole(self._text(best))
+
+
+def _adds_meaning(phrase: str, old: set[str]) -> bool:
+    """Whether a longer phrase holding `old`'s words says more without saying boilerplate:
+    it is no boilerplate, starts with no boilerplate word it adds ("state-of-the-art batch
+    bayesian optimization"), and, holding a stop word as a piece of a sentence does ("test
+    them on image benchmarks"), adds only words that are none. A boilerplate word that ends
+    a term is fine ("reproducing kernel hilbert space", "markov decision process")."""
+    if specificity(phrase) == 0:
+        return False
+    words = terms.content_words(phrase)
+    added = [specificity(w) > 0 for w in words if w not in old]
+    if not added or (words[0] not in old and specificity(words[0]) == 0):
+        return False
+    return all(added) or len(words) == len(phrase.split())
+
+
+def _better_form(phrase: str, candidate: str, score: float, taken: list) -> bool:
+    """Whether `phrase` (the whole term of the ranked `candidate`) should replace the taken
+    phrase it is a form of: it spells out the taken abbreviation, or the candidate itself
+    extends the taken phrase and scores at least EXTEND_RATIO of it."""
+    if terms.abbreviates(taken[0], phrase):
+        return True
+    return terms.extends(candidate, taken[0]) and score >= EXTEND_RATIO * taken[1]
+
+
+def _select(candidates: Iterable[tuple[str, float]], context: _Terms | None = None) -> NodeLabel:
+    """Take phrases best first (see the module's docstring for what gives way to what)."""
+    chosen: list[list] = []  # [phrase, score]
+    for seen, (candidate, score) in enumerate(candidates):
         if seen == SCAN_LIMIT or (len(chosen) == LONG_PHRASES and not _extendable(chosen, score)):
             break
-        words = frozenset(_singular(w) for w in phrase.split())
-        nested = [i for i, (_, _, w) in enumerate(chosen) if words <= w or w <= words]
-        if not nested and len(chosen) < LONG_PHRASES:
-            chosen.append((phrase, score, words))
-        elif len(nested) == 1 and _extends(words, score, chosen[nested[0]]):
-            chosen[nested[0]] = (phrase, chosen[nested[0]][1], words)
+        phrase = candidate
+        if context:  # trimmed before and after: "existing active" -> "existing active learning"
+            candidate = context.trimmed(candidate)
+            phrase = context.trimmed(context.whole(candidate))
+        clash = [i for i, (p, _) in enumerate(chosen) if terms.same_term(phrase, p)]
+        # Whether it replaces what it clashes with is the ranked phrase's own merit.
+        if len(clash) == 1 and _better_form(phrase, candidate, score, chosen[clash[0]]):
+            if not any(terms.same_term(phrase, p) for p, _ in _others(chosen, clash[0])):
+                chosen[clash[0]][0] = phrase
+        elif (
+            not clash
+            and not (context and _joined(chosen, phrase, context))
+            and len(chosen) < LONG_PHRASES
+        ):
+            chosen.append([phrase, score])
     if not chosen:
         return NodeLabel(short=NO_PHRASES, long=NO_PHRASES, phrases=())
     n_short = 2 if len(chosen) > 1 and chosen[1][1] >= SHORT_SECOND_RATIO * chosen[0][1] else 1
-    best = tuple(p for p, _, _ in chosen)
+    best = tuple(p for p, _ in chosen)
     return NodeLabel(short=", ".join(best[:n_short]), long=", ".join(best), phrases=best)
 
 
-def _extends(words: frozenset[str], score: float, taken: tuple[str, float, frozenset[str]]) -> bool:
-    return words > taken[2] and score >= EXTEND_RATIO * taken[1]
+def _others(chosen: list[list], skip: int) -> list[list]:
+    return [c for i, c in enumerate(chosen) if i != skip]
 
 
-def _extendable(chosen: list[tuple[str, float, frozenset[str]]], score: float) -> bool:
+def _joined(chosen: list[list], phrase: str, context: _Terms) -> bool:
+    """Replace a taken phrase by the longer term joining it with `phrase`, if there is one."""
+    for i, (taken, _) in enumerate(chosen):
+        term = context.joint(phrase, taken)
+        term = context.trimmed(term) if term else None
+        if term == taken:  # only a boilerplate word joined them
+            continue
+        if term and not any(terms.same_term(term, p) for p, _ in _others(chosen, i)):
+            chosen[i][0] = term
+            return True
+    return False
+
+
+def _extendable(chosen: list[list], score: float) -> bool:
     """Whether a candidate of this score could still extend a taken phrase."""
-    return any(score >= EXTEND_RATIO * s for _, s, _ in chosen)
+    return any(score >= EXTEND_RATIO * s for _, s in chosen)
+
+
+def _reworded(label: NodeLabel, avoid: set[str]) -> NodeLabel | None:
+    """The label led by its best phrase outside `avoid` (alone on the map), if it has one."""
+    for lead in label.phrases:
+        if lead not in avoid:
+            phrases = (lead, *(p for p in label.phrases if p != lead))
+            return NodeLabel(short=lead, long=", ".join(phrases), phrases=phrases)
+    return None
+
+
+def _distinct(
+    labels: dict[str, NodeLabel], parent_of: Mapping[str, str | None], size: dict[str, int]
+) -> dict[str, NodeLabel]:
+    """Top down, so a parent's label is settled before its children's: siblings never share a
+    short label (the larger keeps it), and a child does not repeat its parent's unless it
+    holds ESSENTIAL_SHARE of the parent's papers. A node that must give way is led by its
+    best phrase that no sibling before it and no such parent shows; with none left, its
+    node id tells it apart."""
+    children: defaultdict[str | None, list[str]] = defaultdict(list)
+    for node in sorted(labels, key=lambda n: (-size[n], n)):
+        children[parent_of[node] if parent_of[node] in labels else None].append(node)
+
+    def depth(node: str | None) -> int:
+        return (
+            0 if node is None else 1 + depth(parent_of[node] if parent_of[node] in labels else None)
+        )
+
+    for parent in sorted(children, key=lambda p: (depth(p), p or "")):
+        above = labels[parent].short if parent is not None else None
+        taken: list[str] = []
+        for node in children[parent]:
+            essential = parent is None or size[node] >= ESSENTIAL_SHARE * size[parent]
+            banned = [*taken, *([] if essential else [above])]
+            label = labels[node]
+            if label.short in banned:
+                avoid = {p for short in banned for p in short.split(", ")}
+                label = _reworded(label, avoid) or label
+                if label.short in banned:
+                    label = NodeLabel(f"{label.short} ({node})", label.long, label.phrases)
+                labels[node] = label
+            taken.append(label.short)
+    return labels
 
 
 def label_nodes(
@@ -256,21 +393,36 @@ def label_nodes(
 ) -> dict[str, NodeLabel]:
     """A short and a long phrase label for every node, ranked against its siblings."""
     nodes = list(members)
-    table = _phrase_table(docs)
-    membership = _membership(nodes, members, len(docs))
+    table = phrase_table(docs)
+    membership = membership_matrix(nodes, members, len(docs))
     sizes = np.diff(membership.indptr).astype(np.float64)
-    siblings = _sibling_groups(nodes, parent_of, sizes, len(docs))
+    siblings = sibling_groups(nodes, parent_of, sizes, len(docs))
     corpus_df = np.asarray(table.x.sum(axis=0), dtype=np.float64).ravel()
     df = (membership @ table.x).tocsr()
-    rows, cols, scores = _scored_entries(df, sizes, siblings, corpus_df)
-    rank, texts = _alphabetical(cols, table)
+    df.sort_indices()
+    rows, cols, scores = scored_entries(df, sizes, siblings, corpus_df)
+    scores = scores * _coverage(df, sizes, nodes, parent_of, rows, cols)
+    used, position = np.unique(cols, return_inverse=True)
+    texts = np.array([table.text(c) for c in used], dtype=object)
+    weight = np.fromiter((specificity(t) for t in texts), np.float64, len(texts))
+    scores = scores * weight[position.ravel()]
+    # Boilerplate is never a candidate; longer phrases come in only as whole terms.
+    keep = (scores > 0) & (table.length[cols] <= RANKED_WORDS)
+    rows, position, scores = rows[keep], position.ravel()[keep], scores[keep]
+    by_text = np.argsort(texts, kind="stable")
+    rank = np.empty(len(used), dtype=np.int64)
+    rank[by_text] = np.arange(len(used))
     # By node; best score first, the longer phrase on ties, then the phrase text.
-    order = np.lexsort((rank, -table.length[cols], -scores, rows))
-    rows, rank, scores = rows[order], rank[order], scores[order]
+    order = np.lexsort((rank[position], -table.length[used[position]], -scores, rows))
+    rows, position, scores = rows[order], position[order], scores[order]
     bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
+    links = superphrases(table, corpus_df >= 2)
+    col_of = dict(zip(texts.tolist(), used.tolist(), strict=True))
     labels: dict[str, NodeLabel] = {}
     for i, node in enumerate(nodes):
         span = range(bounds[i], bounds[i + 1])
+        context = _Terms(table, df, i, links, col_of)
         # Lazy: the walk stops after LONG_PHRASES picks, long before a big node's candidates end.
-        labels[node] = _select((texts[rank[k]], float(scores[k])) for k in span)
-    return labels
+        labels[node] = _select(((texts[position[k]], float(scores[k])) for k in span), context)
+    size = {n: int(s) for n, s in zip(nodes, sizes, strict=True)}
+    return _distinct(labels, parent_of, size)

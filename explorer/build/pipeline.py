@@ -50,7 +50,13 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 #   4: topic ids stored as text in papers, topics and doc_topics
 #   5: the query encoder's ONNX export, named in the manifest (`query_encoder`)
 #   6: topics gain a `stability` column (`--stability K`; empty without it)
-PIPELINE_VERSION = 6
+#   7: labels: whole terms (up to 5 words), one form per term, no boilerplate (venue
+#      background), areas by what their topics share, distinct siblings
+#   8: nodes gain `top_words` and `coherence` (NPMI), topics `coherence`, the vocabulary
+#      `specificity`; the manifest's levels report coherence and diversity
+#   9: keywords (vocabulary, keyword statistics, top words) counted from prose: links and
+#      math cut out, as for labels
+PIPELINE_VERSION = 9
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
@@ -541,12 +547,17 @@ def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]
     count = nodes["level"].value_counts()
     # With too few topics each topic stands in as its own area: that is no area level.
     has_areas = bool(count.get("area", 0) < count.get("topic", 0))
+    from explorer.build.coherence import level_quality
+
+    shown = ("area", "topic", "subtopic") if has_areas else ("topic", "subtopic")
     return {
         "areas": int(count.get("area", 0)) if has_areas else 0,
         "topics": int(count.get("topic", 0)),
         "subtopics": int(count.get("subtopic", 0)),
         "has_areas": has_areas,
         "largest_leaf_share": round(float(sizes.max() / len(papers)), 4) if len(sizes) else 0.0,
+        # Mean NPMI coherence, topic diversity and low-coherence nodes per level.
+        "quality": level_quality(nodes, shown),
     }
 
 

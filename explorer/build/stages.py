@@ -221,6 +221,8 @@ def summarise(
 ) -> Summary:
     """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics; areas
     and subtopics are cut here unless `levels` brings them (`--keep-topics`)."""
+    from explorer.build.coherence import with_coherence
+
     vectors, labels = embedded.vectors, fit.labels
     papers = pd.DataFrame([asdict(p) for p in plan.corpus.papers])
     papers["year"] = papers["year"].astype("Int64")
@@ -250,6 +252,10 @@ def summarise(
     papers["probability"] = assigned
     papers["x"], papers["y"] = coords[:, 0], coords[:, 1]
     matrix, vocabulary = S.document_terms(docs, min_df=plan.params.min_df)
+    members, _ = S.node_members(labels, levels)
+    nodes = with_coherence(nodes, matrix, vocabulary, members)
+    coherence = dict(zip(nodes["node_id"], nodes["coherence"], strict=True))
+    topics["coherence"] = [coherence.get(str(t), np.nan) for t in topics["topic_id"]]
     tables = {
         "papers": _string_ids(papers),
         "topics": _string_ids(topics),

@@ -13,6 +13,7 @@ import pandas as pd
 
 from explorer.artifacts import OUTLIER_LABEL, id_order
 from explorer.build.levels import Levels
+from explorer.build.phrases import prose
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import OUTLIER, TopicFit, make_vectorizer
 from explorer.vectors import centroids as unit_centroids
@@ -247,12 +248,17 @@ def node_table(
 
 
 def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
-    """Each term's id, text and document frequency over the whole corpus."""
+    """Each term's id, text, document frequency over the whole corpus and specificity
+    against the venue background (0 for boilerplate; `explorer/build/background.py`): the
+    views rank keywords by df x specificity, so a corpus's top terms are its subjects."""
+    from explorer.build.background import specificities
+
     return pd.DataFrame(
         {
             "term_id": np.arange(len(vocabulary), dtype=np.int32),
             "term": vocabulary,
             "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
+            "specificity": specificities(str(t) for t in vocabulary).astype(np.float32),
         }
     )
 
@@ -267,12 +273,13 @@ def direct_parents(hierarchy: pd.DataFrame) -> dict[int, int]:
 
 
 def document_terms(docs: list[str], *, min_df: int):
-    """Binary doc-term matrix (CSR) and its vocabulary, with the topic model's tokenisation."""
+    """Binary doc-term matrix (CSR) and its vocabulary, with the topic model's tokenisation,
+    over the documents' prose (links and math cut out, as for labels)."""
     vectorizer = make_vectorizer(
         min_df=min_df, binary=True, max_features=MAX_VOCABULARY, dtype=np.int32
     )
     try:
-        matrix = vectorizer.fit_transform(docs).tocsr()
+        matrix = vectorizer.fit_transform([prose(d) for d in docs]).tocsr()
     except ValueError:  # every term pruned: an empty vocabulary is a valid answer
         from scipy.sparse import csr_matrix
 

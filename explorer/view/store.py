@@ -17,8 +17,11 @@ from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL, id_order
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
     "topic_id", "topic_label", "probability", "x", "y",
-    "area_id", "area_label", "subtopic_id", "subtopic_label", "stability",
+    "area_id", "area_label", "subtopic_id", "subtopic_label", "stability", "topic_coherence",
 )  # fmt: skip
+# A node whose top words co-occur less often than chance would have them (NPMI below this)
+# is marked "low coherence" (the build's explorer.build.coherence.LOW_COHERENCE).
+LOW_COHERENCE = 0.0
 
 
 def topic_name(topics: pd.DataFrame):
@@ -77,7 +80,8 @@ def largest_topic_of(nodes: pd.DataFrame, area: str) -> str:
 def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
     """One row per paper with the columns `explorer export` promises, in that order: the
     original eleven, then the paper's area and subtopic (ids as text, short labels;
-    subtopic empty where its topic has no subtopics), then its topic's stability."""
+    subtopic empty where its topic has no subtopics), then its topic's stability and
+    coherence."""
     label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
     frame = papers.loc[:, list(EXPORT_COLUMNS[:11])].reset_index(drop=True)
     frame["area_id"] = papers["area_id"].astype(str).to_numpy()
@@ -88,6 +92,11 @@ def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
     frame["subtopic_label"] = [label.get(n, "") for n in frame["subtopic_id"]]
     # The topic's stability (explorer build --stability), empty where not computed.
     frame["stability"] = papers["stability"].to_numpy() if "stability" in papers else np.nan
+    # The topic's coherence (NPMI of its top words), empty for outliers and older builds.
+    coherence = (
+        dict(zip(nodes["node_id"], nodes["coherence"], strict=True)) if "coherence" in nodes else {}
+    )
+    frame["topic_coherence"] = [coherence.get(t, np.nan) for t in frame["topic_id"].astype(str)]
     return frame
 
 
@@ -348,6 +357,23 @@ def term_document_frequency(
     return np.bincount(picked, minlength=n_terms)
 
 
+def term_specificity(vocab: pd.DataFrame) -> np.ndarray:
+    """Each term's specificity against the venue background (0: boilerplate), as the build
+    scored it; 1 for every term of a run built before it did."""
+    if "specificity" not in vocab:
+        return np.ones(len(vocab))
+    return vocab["specificity"].to_numpy(dtype=np.float64)
+
+
+def ranked_terms(vocab: pd.DataFrame) -> pd.DataFrame:
+    """The vocabulary, most characteristic first: papers using a term x its specificity, so
+    boilerplate ("propose", "novel") comes last and a corpus's subjects first."""
+    weight = vocab["df"].to_numpy(dtype=np.float64) * term_specificity(vocab)
+    ranked = vocab.assign(weight=weight)
+    ranked = ranked.sort_values(["weight", "df", "term"], ascending=[False, False, True])
+    return ranked.drop(columns="weight").reset_index(drop=True)
+
+
 def contrast_keywords(
     indptr: np.ndarray,
     indices: np.ndarray,
@@ -357,7 +383,8 @@ def contrast_keywords(
     top: int = 15,
 ) -> pd.DataFrame:
     """Terms that characterise `rows` against the whole corpus, c-TF-IDF style:
-    share of selected papers using the term x log(1 + corpus size / corpus df)."""
+    share of selected papers using the term x log(1 + corpus size / corpus df), times the
+    term's specificity (boilerplate scores 0)."""
     n_docs = len(indptr) - 1
     selected = term_document_frequency(
         indptr, indices, np.asarray(rows, dtype=np.int64), len(vocab)
@@ -365,6 +392,7 @@ def contrast_keywords(
     corpus_df = vocab["df"].to_numpy()
     min_count = 2 if len(rows) >= 10 else 1
     score = (selected / max(len(rows), 1)) * np.log1p(n_docs / np.maximum(corpus_df, 1))
+    score = score * term_specificity(vocab)
     score[selected < min_count] = 0
     best = [i for i in np.argsort(-score, kind="stable")[:top] if score[i] > 0]
     return pd.DataFrame(
@@ -379,22 +407,29 @@ def contrast_keywords(
 
 
 def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
-    """The Topics page's table at one level: id, parent, long label, size, share, and the
-    topics' stability where the build computed it."""
+    """The Topics page's table at one level: id, parent, long label, size, share, the
+    topics' stability where the build computed it, and each node's coherence (NPMI of its
+    top words) with `low coherence` noted below LOW_COHERENCE."""
     columns = ["node_id", "parent_id", "long_label", "size", "share"]
     if "stability" in nodes and nodes["stability"].notna().any() and level == "topic":
         columns.append("stability")
+    if "coherence" in nodes:
+        columns.append("coherence")
     table = nodes_at(nodes, level).loc[:, columns]
     table = table.rename(columns={"node_id": "id", "parent_id": "parent", "long_label": "label"})
+    if "coherence" in table:
+        table["note"] = np.where(table["coherence"] < LOW_COHERENCE, "low coherence", "")
     return table.sort_values("size", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def topic_table(topics: pd.DataFrame) -> pd.DataFrame:
-    """The Topics page's CSV download: one row per topic, long label, keywords joined."""
-    table = topics.loc[
-        topics["topic_id"] != OUTLIER_ID,
-        ["topic_id", "area_id", "long_label", "size", "share", "keywords"],
-    ].rename(columns={"long_label": "label"})
+    """The Topics page's CSV download: one row per topic, long label, keywords joined, and
+    its coherence and stability where the build computed them."""
+    columns = ["topic_id", "area_id", "long_label", "size", "share", "keywords"]
+    columns += [c for c in ("coherence", "stability") if c in topics]
+    table = topics.loc[topics["topic_id"] != OUTLIER_ID, columns].rename(
+        columns={"long_label": "label"}
+    )
     table["keywords"] = [", ".join(k) for k in table["keywords"]]
     return table.reset_index(drop=True)
 

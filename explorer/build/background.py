@@ -1,0 +1,78 @@
+"""How specific a phrase is, measured against abstracts of five venue groups.
+
+The shipped table (`background.json.gz`, made by `python -m explorer.build.background_table`)
+holds, for machine learning (ICML, NeurIPS, AISTATS), vision (CVPR), language (ACL), web
+(WWW) and general AI (AAAI), the share of abstracts that use each phrase common in all five.
+Boilerplate is what every field writes: a phrase used by at least `EVERYWHERE` of the
+abstracts of *every* group, and by no group more than `UNEVEN` times as often as by the group
+that uses it least ("propose", "novel", "settings", "better"). A phrase one field uses far
+more than another is that field's subject ("neural networks": 2% of ACL abstracts, 11% of
+CVPR's), however common it is there. A phrase of several words is boilerplate also when all
+its words bar stop words are ("proposed method", "representation learning"), or when it
+holds a stop word, as a piece of a sentence does, and any of them is ("code is available",
+"state of the art"); "domain adaptation" stays a subject although "domain" alone is
+boilerplate. A phrase the table lacks is rare in some group, so otherwise specific.
+
+Specificity, in [0, 1], grades the same two numbers: 1 - min(1, b / EVERYWHERE) *
+min(1, UNEVEN * b / m), with b the phrase's least and m its largest share across the groups.
+It is 0 exactly for boilerplate and 1 for whatever some field rarely writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+TABLE = Path(__file__).with_name("background.json.gz")
+EVERYWHERE = 0.02
+UNEVEN = 4.0
+
+
+@functools.lru_cache(maxsize=4)
+def _shares(path: Path = TABLE) -> dict[str, tuple[float, float]]:
+    """Phrase -> (least, largest) smoothed document share across the venue groups."""
+    table = json.loads(gzip.decompress(path.read_bytes()))
+    sizes = np.asarray(table["documents"], dtype=np.float64) + 1.0
+    out: dict[str, tuple[float, float]] = {}
+    for phrase, counts in table["phrases"].items():
+        share = (np.asarray(counts, dtype=np.float64) + 0.5) / sizes
+        out[phrase] = (float(share.min()), float(share.max()))
+    return out
+
+
+def _graded(least: float, most: float) -> float:
+    return 1.0 - min(1.0, least / EVERYWHERE) * min(1.0, UNEVEN * least / most)
+
+
+def specificity(phrase: str, *, path: Path = TABLE) -> float:
+    """0 for boilerplate, 1 for a phrase some field rarely writes, graded between."""
+    shares = _shares(path)
+    words = phrase.lower().split()
+    key = " ".join(words)
+    content = [w for w in words if w not in ENGLISH_STOP_WORDS]
+    plain = [w in shares and _graded(*shares[w]) == 0.0 for w in content]
+    # Made only of boilerplate words, or a piece of a sentence (a stop word inside) with one.
+    if len(words) > 1 and (all(plain) or (len(content) < len(words) and any(plain))):
+        return 0.0
+    return _graded(*shares[key]) if key in shares else 1.0
+
+
+def specificities(phrases: Iterable[str], *, path: Path = TABLE) -> np.ndarray:
+    """`specificity` of each phrase, as an array."""
+    return np.fromiter((specificity(p, path=path) for p in phrases), np.float64)
+
+
+def is_boilerplate(phrase: str, *, path: Path = TABLE) -> bool:
+    """Whether every field writes this phrase (or each of its words) about equally often."""
+    return specificity(phrase, path=path) == 0.0
+
+
+def boilerplate_phrases(*, path: Path = TABLE) -> list[str]:
+    """The learned list: every phrase of the table that is boilerplate, alphabetically."""
+    return sorted(p for p in _shares(path) if is_boilerplate(p, path=path))

@@ -1,0 +1,123 @@
+"""Topic coherence (NPMI) per node and topic diversity per level.
+
+A node's top words are its TOP_WORDS best single words of the topic model's vocabulary
+(stop words already out), ranked as BERTopic ranks a topic's words, by class-based TF-IDF
+against the rest of the corpus, times their specificity against the venue background (so
+no boilerplate). Ranked against its siblings instead, as its labels are, they came out
+rarer and less coherent (ICML 2013-2019: leaf NPMI 0.068 against 0.162). Its coherence is
+the mean normalised pointwise mutual information of every pair of them over the corpus's own
+abstracts, a document being the window: NPMI(a, b) = log(p(a, b) / (p(a) p(b))) / -log p(a, b),
+-1 for words that never meet and 1 for words that always do. A level's diversity is the share
+of distinct words among all its nodes' top words (1: no two nodes share a top word). The
+same functions score stock BERTopic's topics in `bench/quality.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import csr_matrix
+
+from explorer.build.background import specificity
+
+TOP_WORDS = 10
+# A node whose top words co-occur less than chance would have them is marked.
+LOW_COHERENCE = 0.0
+
+
+def npmi(matrix: csr_matrix, columns: Sequence[int]) -> float:
+    """Mean NPMI over the pairs of `columns` of a binary document x term matrix (NaN for
+    fewer than two words)."""
+    columns = list(dict.fromkeys(int(c) for c in columns))
+    if len(columns) < 2 or matrix.shape[0] == 0:
+        return float("nan")
+    sub = (matrix[:, columns] > 0).astype(np.float64)
+    n = matrix.shape[0]
+    joint = np.asarray((sub.T @ sub).todense()) / n
+    single = np.diag(joint).copy()
+    upper = np.triu_indices(len(columns), k=1)
+    p_ab = joint[upper]
+    p_a, p_b = single[upper[0]], single[upper[1]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.log(p_ab / (p_a * p_b)) / -np.log(p_ab)
+    value = np.where(p_ab == 0, -1.0, value)
+    value = np.where(p_ab >= 1, 1.0, value)  # a pair in every document: -log p = 0
+    return float(np.mean(value))
+
+
+def diversity(word_lists: Sequence[Sequence[str]]) -> float:
+    """Share of distinct words among all the lists' words (NaN when there are none)."""
+    words = [w for words in word_lists for w in words]
+    return len(set(words)) / len(words) if words else float("nan")
+
+
+def top_words(
+    matrix: csr_matrix,
+    vocabulary: Sequence[str],
+    members: Mapping[str, np.ndarray],
+    *,
+    n: int = TOP_WORDS,
+) -> dict[str, list[str]]:
+    """Each node's `n` best single words (see the module docstring)."""
+    from explorer.build.labels import membership_matrix, scored_entries, sibling_groups
+
+    nodes = list(members)
+    vocabulary = np.asarray(vocabulary, dtype=object)
+    single = np.array([" " not in str(t) for t in vocabulary], dtype=bool)
+    words = matrix[:, np.flatnonzero(single)].tocsr()
+    names = vocabulary[single]
+    membership = membership_matrix(nodes, members, matrix.shape[0])
+    sizes = np.diff(membership.indptr).astype(np.float64)
+    # Every node its own sibling group: each is ranked against the rest of the corpus.
+    siblings = sibling_groups(nodes, {n: n for n in nodes}, sizes, matrix.shape[0])
+    corpus_df = np.asarray(words.sum(axis=0), dtype=np.float64).ravel()
+    df = (membership @ words).tocsr()
+    df.sort_indices()
+    rows, cols, scores = scored_entries(df, sizes, siblings, corpus_df)
+    used, position = np.unique(cols, return_inverse=True)
+    weight = np.fromiter((specificity(str(names[c])) for c in used), np.float64, len(used))
+    scores = scores * weight[position.ravel()]
+    keep = scores > 0
+    rows, cols, scores = rows[keep], cols[keep], scores[keep]
+    order = np.lexsort((names[cols].astype(str), -scores, rows))
+    rows, cols = rows[order], cols[order]
+    bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
+    return {
+        node: [str(names[c]) for c in cols[bounds[i] : bounds[i + 1]][:n]]
+        for i, node in enumerate(nodes)
+    }
+
+
+def with_coherence(
+    nodes: pd.DataFrame,
+    matrix: csr_matrix,
+    vocabulary: Sequence[str],
+    members: Mapping[str, np.ndarray],
+) -> pd.DataFrame:
+    """The node table with each node's `top_words` and their NPMI `coherence`."""
+    best = top_words(matrix, vocabulary, members)
+    column = {str(t): i for i, t in enumerate(vocabulary)}
+    nodes = nodes.copy()
+    nodes["top_words"] = [best.get(n, []) for n in nodes["node_id"]]
+    nodes["coherence"] = [npmi(matrix, [column[w] for w in words]) for words in nodes["top_words"]]
+    return nodes
+
+
+def level_quality(nodes: pd.DataFrame, levels: Sequence[str]) -> dict[str, dict]:
+    """Per level: mean coherence, diversity and the number of low-coherence nodes."""
+    out: dict[str, dict] = {}
+    if "coherence" not in nodes:
+        return out
+    for level in levels:
+        at = nodes[nodes["level"] == level]
+        if at.empty:
+            continue
+        scores = at["coherence"].dropna()
+        out[level] = {
+            "coherence": round(float(scores.mean()), 4) if len(scores) else None,
+            "diversity": round(diversity(at["top_words"].tolist()), 4),
+            "low_coherence": int((scores < LOW_COHERENCE).sum()),
+        }
+    return out

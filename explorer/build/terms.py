@@ -1,0 +1,84 @@
+"""When two phrases name one term: inflections, nesting, abbreviation and expansion.
+
+Only for comparing phrases that are candidates for one label; nothing here changes a phrase.
+"""
+
+from __future__ import annotations
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+# Two words are inflections of one another when they share a prefix this long, and it
+# leaves at most VARIANT_TAIL letters of the longer one ("differential" and
+# "differentially", "privacy" and "private", "graph" and "graphs").
+VARIANT_PREFIX = 5
+VARIANT_TAIL = 4
+
+
+def singular(word: str) -> str:
+    """A crude singular, only for comparing phrases: "graphs" nests with "graph",
+    "processes" with "process", "policies" with "policy"."""
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def variant(a: str, b: str) -> bool:
+    """Whether two words are forms of one word (plural, adverb, noun and adjective)."""
+    a, b = a.replace("-", ""), b.replace("-", "")  # "multi-label" and "multilabel"
+    if singular(a) == singular(b):
+        return True
+    prefix = _common_prefix(a, b)
+    return prefix >= VARIANT_PREFIX and prefix >= max(len(a), len(b)) - VARIANT_TAIL
+
+
+def content_words(phrase: str) -> tuple[str, ...]:
+    """The phrase's words bar stop words ("method of multipliers" -> method, multipliers)."""
+    return tuple(w for w in phrase.split() if w not in ENGLISH_STOP_WORDS)
+
+
+def _covers(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Every word of `a` has a form in `b`."""
+    return all(any(variant(x, y) for y in b) for x in a)
+
+
+def initials(phrase: str) -> str:
+    """First letters of the content words, hyphenated parts counted apart:
+    "self-supervised learning" -> "ssl"."""
+    return "".join(part[0] for w in content_words(phrase) for part in w.split("-") if part)
+
+
+def abbreviates(short: str, long: str) -> bool:
+    """Whether one word abbreviates a phrase of several: "gans" and "generative
+    adversarial networks", "rkhs" and "reproducing kernel hilbert space"."""
+    if " " in short or len(content_words(long)) < 2 or not short.isalpha():
+        return False
+    letters = initials(long)
+    return len(letters) >= 2 and short in (letters, letters + "s")
+
+
+def same_term(a: str, b: str) -> bool:
+    """Whether two phrases are one term, or one holds the other: their content words cover
+    each other's (up to inflection), or one abbreviates the other."""
+    wa, wb = content_words(a), content_words(b)
+    if _covers(wa, wb) or _covers(wb, wa):
+        return True
+    return abbreviates(a, b) or abbreviates(b, a)
+
+
+def extends(longer: str, shorter: str) -> bool:
+    """Whether `longer` holds `shorter` and says more (more content words)."""
+    wl, ws = content_words(longer), content_words(shorter)
+    return len(wl) > len(ws) and _covers(ws, wl)

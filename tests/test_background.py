@@ -1,0 +1,96 @@
+"""The background table of phrase frequencies per venue group, and specificity against it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from explorer.build import background as bg
+from explorer.build import background_table as builder
+
+# Every field writes these (the issue's examples): boilerplate, learned from the table.
+BOILERPLATE = ["propose", "novel", "demonstrate", "performance", "existing", "settings",
+               "better", "proposed method", "experimental results", "state-of-the-art"]  # fmt: skip
+# Subjects of one field or another, however common they are there.
+SUBJECTS = ["neural networks", "reinforcement learning", "image", "language models",
+            "bayesian inference", "domain adaptation", "graph neural networks",
+            "markov chain monte carlo", "optimization"]  # fmt: skip
+
+
+def test_the_shipped_table_is_compact_and_holds_counts_not_texts():
+    assert bg.TABLE.stat().st_size < 200_000
+    table = json.loads(gzip.decompress(bg.TABLE.read_bytes()))
+    assert table["groups"] == list(builder.GROUPS)
+    assert "paperlists" in table["source"]
+    assert min(table["documents"]) > 300
+    for phrase, counts in table["phrases"].items():
+        assert 1 <= len(phrase.split()) <= 3, phrase
+        assert len(counts) == len(table["groups"])
+        sizes = table["documents"]
+        assert all(isinstance(c, int) and 0 < c <= n for c, n in zip(counts, sizes, strict=True))
+
+
+@pytest.mark.parametrize("phrase", BOILERPLATE)
+def test_what_every_field_writes_is_boilerplate(phrase):
+    assert bg.is_boilerplate(phrase)
+    assert bg.specificity(phrase) == 0.0
+
+
+@pytest.mark.parametrize("phrase", SUBJECTS)
+def test_a_field_s_subject_is_not_boilerplate(phrase):
+    assert not bg.is_boilerplate(phrase)
+    assert 0.0 < bg.specificity(phrase) <= 1.0
+
+
+def test_the_learned_list_is_made_of_table_phrases_only():
+    learned = bg.boilerplate_phrases()
+    assert {"propose", "novel", "settings", "better", "proposed method"} <= set(learned)
+    assert not set(SUBJECTS) & set(learned)
+
+
+def test_specificity_is_case_and_space_blind_and_bounded():
+    assert bg.specificity("Neural  Networks") == bg.specificity("neural networks")
+    values = bg.specificities(["propose", "neural networks", "zebrafish imaging"])
+    assert values.tolist()[0] == 0.0 and values.tolist()[2] == 1.0
+    assert ((values >= 0) & (values <= 1)).all()
+
+
+def _write_lists(root, venue_texts: dict[str, list[str]]) -> None:
+    for venue, texts in venue_texts.items():
+        (root / venue).mkdir(parents=True)
+        entries = [{"id": str(i), "abstract": t, "extra": 1} for i, t in enumerate(texts)]
+        (root / venue / f"{venue}2020.json").write_text(json.dumps(entries))
+
+
+def test_the_builder_keeps_phrases_common_in_every_group_and_only_counts(tmp_path):
+    shared = "We propose a novel method."
+    texts = {folder: [f"{shared} {folder} alone here.", shared, ""]
+             for folders in builder.GROUPS.values() for folder in folders}  # fmt: skip
+    texts["cvpr"].append("Convolutional features of images. We propose things.")
+    _write_lists(tmp_path / "lists", texts)
+    out = tmp_path / "table.json.gz"
+    builder.main([str(tmp_path / "lists"), "--out", str(out)])
+    table = json.loads(gzip.decompress(out.read_bytes()))
+    ml = len(builder.GROUPS["machine learning"])
+    assert table["documents"] == [2 * ml, 3, 2, 2, 2]  # empty abstracts are skipped
+    assert table["phrases"]["propose"] == [2 * ml, 3, 2, 2, 2]
+    assert table["phrases"]["novel method"] == [2 * ml, 2, 2, 2, 2]
+    assert "convolutional features" not in table["phrases"]  # one group only
+    assert not any("alone" in p for p in table["phrases"])
+    first = out.read_bytes()
+    builder.main([str(tmp_path / "lists"), "--out", str(out)])
+    assert out.read_bytes() == first  # the same lists give the same bytes
+
+
+def test_a_background_built_elsewhere_scores_by_its_own_counts(tmp_path):
+    table = {"source": "test", "keep_share": 0.0, "groups": ["a", "b"], "documents": [99, 99],
+             "phrases": {"common": [50, 50], "lopsided": [90, 5], "rare": [1, 1]}}  # fmt: skip
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(table).encode()))
+    assert bg.is_boilerplate("common", path=path)
+    assert not bg.is_boilerplate("lopsided", path=path)  # group a's subject
+    assert 0 < bg.specificity("rare", path=path) < 1
+    assert bg.is_boilerplate("common common", path=path)  # made only of boilerplate words
+    assert bg.specificity("unknown words", path=path) == 1.0
