@@ -131,3 +131,22 @@ def test_contrast_keywords_never_offer_boilerplate():
     rows = members["stars"]
     top = store.contrast_keywords(matrix.indptr, matrix.indices, vocab, rows)
     assert len(top) and not {"propose", "novel", "better", "performance"} & set(top["term"])
+
+
+def test_pieces_of_links_hyphenated_words_and_numbers_are_no_keywords():
+    from explorer.build.summaries import vocabulary_table
+
+    docs = [
+        "Self-supervised galaxy maps; code at https://github.com/x/y in 2024.",
+        "Self-supervised galaxy surveys, 2024 release: https://github.com/z.",
+    ]
+    matrix, vocabulary = document_terms(docs, min_df=1)
+    vocab = vocabulary_table(matrix, vocabulary, docs)
+    spec = dict(zip(vocab["term"], vocab["specificity"], strict=True))
+    assert spec["galaxy"] > 0
+    for piece in ("https", "github", "self", "supervised", "2024", "self supervised"):
+        assert spec[piece] == 0, piece
+    best = C.top_words(
+        matrix, vocabulary, {"all": np.arange(2)}, weights=vocab["specificity"].to_numpy()
+    )
+    assert "galaxy" in best["all"] and not {"https", "github", "self", "2024"} & set(best["all"])

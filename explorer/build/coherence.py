@@ -59,8 +59,11 @@ def top_words(
     members: Mapping[str, np.ndarray],
     *,
     n: int = TOP_WORDS,
+    weights: np.ndarray | None = None,
 ) -> dict[str, list[str]]:
-    """Each node's `n` best single words (see the module docstring)."""
+    """Each node's `n` best single words (see the module docstring); `weights`, one per
+    vocabulary term, replaces the terms' specificity (the build passes its vocabulary's,
+    which also zeroes pieces of links and hyphenated words)."""
     from explorer.build.labels import membership_matrix, scored_entries, sibling_groups
 
     nodes = list(members)
@@ -77,7 +80,10 @@ def top_words(
     df.sort_indices()
     rows, cols, scores = scored_entries(df, sizes, siblings, corpus_df)
     used, position = np.unique(cols, return_inverse=True)
-    weight = np.fromiter((specificity(str(names[c])) for c in used), np.float64, len(used))
+    if weights is None:
+        weight = np.fromiter((specificity(str(names[c])) for c in used), np.float64, len(used))
+    else:
+        weight = np.asarray(weights, dtype=np.float64)[np.flatnonzero(single)][used]
     scores = scores * weight[position.ravel()]
     keep = scores > 0
     rows, cols, scores = rows[keep], cols[keep], scores[keep]
@@ -95,9 +101,11 @@ def with_coherence(
     matrix: csr_matrix,
     vocabulary: Sequence[str],
     members: Mapping[str, np.ndarray],
+    *,
+    weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """The node table with each node's `top_words` and their NPMI `coherence`."""
-    best = top_words(matrix, vocabulary, members)
+    best = top_words(matrix, vocabulary, members, weights=weights)
     column = {str(t): i for i, t in enumerate(vocabulary)}
     nodes = nodes.copy()
     nodes["top_words"] = [best.get(n, []) for n in nodes["node_id"]]

@@ -159,3 +159,12 @@ def candidate_phrases(text: str) -> set[str]:
     """The 1-MAX_WORDS-word verbatim phrases of one text (lower-cased)."""
     table = phrase_table([text])
     return {table.text(j) for j in range(table.x.shape[1])}
+
+
+def prose_words(docs: Sequence[str]) -> set[str]:
+    """The words the texts write as words of their own: not inside a link, a formula or a
+    hyphenated word ("self" of "self-supervised"), and no pure number."""
+    words: set[str] = set()
+    for doc in docs:
+        words.update(t for t in _tokens(doc) if _is_word(t))
+    return words

@@ -246,18 +246,27 @@ def node_table(
     return pd.DataFrame(rows)
 
 
-def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
+def vocabulary_table(matrix, vocabulary: np.ndarray, docs: list[str] | None = None) -> pd.DataFrame:
     """Each term's id, text, document frequency over the whole corpus and specificity
     against the venue background (0 for boilerplate; `explorer/build/background.py`): the
-    views rank keywords by df x specificity, so a corpus's top terms are its subjects."""
+    views rank keywords by df x specificity, so a corpus's top terms are its subjects. A
+    term with a word the `docs` never write as a word of their own (pieces of links, of
+    hyphenated words, numbers: "https", "github", "self") has specificity 0 too."""
     from explorer.build.background import specificities
+    from explorer.build.phrases import prose_words
 
+    specific = specificities(str(t) for t in vocabulary)
+    if docs is not None:
+        prose = prose_words(docs)
+        specific *= np.fromiter(
+            (all(w in prose for w in str(t).split()) for t in vocabulary), bool, len(vocabulary)
+        )
     return pd.DataFrame(
         {
             "term_id": np.arange(len(vocabulary), dtype=np.int32),
             "term": vocabulary,
             "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
-            "specificity": specificities(str(t) for t in vocabulary).astype(np.float32),
+            "specificity": specific.astype(np.float32),
         }
     )
 
