@@ -301,7 +301,11 @@ def test_a_phrase_in_one_document_suffices_only_for_a_tiny_node():
 
 
 def test_links_are_not_phrases():
-    phrases = candidate_phrases("Code is available at https://github.com/x/y and www.example.org.")
+    phrases = candidate_phrases(
+        "Code is available at https://github.com/x/y and www.example.org, see "
+        "[papercopilot.com](https://papercopilot.com) or arxiv.org/abs/1."
+    )
+    assert not {"com", "papercopilot", "arxiv", "org", "abs"} & phrases
     assert not any(w in p for p in phrases for w in ("https", "github", "www", "example"))
     assert "code" in phrases
 
@@ -468,6 +472,8 @@ def test_abbreviation_and_expansion_are_one_term():
     assert not abbreviates("gans", "generative models")
     assert not abbreviates("rl", "reinforcement")
     assert same_term("differential privacy", "differentially private")
+    assert same_term("subgroup fairness", "fair")
+    assert not same_term("art", "artificial")
     assert same_term("graphs", "graph neural networks")
     assert not same_term("convex", "convolution")
     assert not same_term("generative models", "generalization bounds")

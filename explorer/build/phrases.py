@@ -25,9 +25,12 @@ MAX_WORDS = 5
 
 # Tags go without a break: "<i>neural</i> networks" reads as "neural networks".
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>")
-# Links, math, LaTeX commands and HTML entities are not prose: each becomes a segment break.
+# Links (bare domains too), math, LaTeX commands and HTML entities are not prose: each
+# becomes a segment break.
 _NOT_PROSE = re.compile(
-    r"(?:https?|ftp)://\S+|www\.\S+|\$\$.*?\$\$|\$[^$]*\$|\\[A-Za-z]+|&#?\w+;", re.DOTALL
+    r"(?:https?|ftp)://\S+|www\.\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|edu|ai)\b(?:/\S*)?"
+    r"|\$\$.*?\$\$|\$[^$]*\$|\\[A-Za-z]+|&#?\w+;",
+    re.DOTALL,
 )
 _BREAK = " | "
 _DOC_END = "|"  # appended to every document: one character, so never part of a phrase
