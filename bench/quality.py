@@ -10,7 +10,8 @@ coherence of every node's top 10 words (explorer.build.coherence; documents as t
 over the corpus's own abstracts) and the topic diversity of every level, ours and stock's,
 both scored on one document x word matrix (the build's vectorizer, stop words out): our
 nodes' top words as the build ranked them, stock's its own c-TF-IDF ranking with stop words
-skipped.
+skipped. The label audit (explorer.build.label_audit: boilerplate, fragments of a longer
+term, one term twice, shared sibling labels) of every run; the target is no fault.
 
     python -m bench.quality            # writes bench/results/quality.json
 """
@@ -36,6 +37,7 @@ WWW = ["www"]
 SILHOUETTE_SAMPLE = 5000
 LEAF_TARGET, OUTLIER_TARGET = 0.05, 0.10
 DIVERSITY_TARGET = 0.9  # issue 29: topic diversity at every level
+HIT_TARGET = 0.6  # issue 29: WWW papers whose author keywords share a word with the leaf label
 _WORD = re.compile(r"[a-z][a-z0-9-]+")
 
 
@@ -206,6 +208,8 @@ def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
 
 
 def main() -> None:
+    from explorer.build.label_audit import run_faults
+
     require_shared(PAPERLISTS)
     cache = WORK / "quality"  # kept between runs: the embeddings are computed once
     cache.mkdir(parents=True, exist_ok=True)
@@ -228,8 +232,11 @@ def main() -> None:
         entry["diversity_target_met"] = all(
             (q["diversity"] or 0) >= DIVERSITY_TARGET for q in entry["coherence"]["ours"].values()
         )
+        faults = run_faults(run.table("papers"), run.table("nodes"))
+        entry["label_faults"] = {"count": len(faults), "first": faults[:10]}
         if name == "www":
             entry["author_keywords"] = _keyword_agreement(run, topics, model)
+            entry["label_hit_target_met"] = entry["author_keywords"]["ours_share"] >= HIT_TARGET
         results[name] = entry
         print(json.dumps(entry, indent=1), flush=True)
     write_results("quality", {"corpora": results})

@@ -65,8 +65,12 @@ with right:
     st.subheader("Venues")
     st.dataframe(venues, hide_index=True)
     st.subheader("Top keywords")
-    # Ranked by papers x specificity against other fields: subjects, not boilerplate.
-    top = ranked_terms(data.vocab).head(20)[["term", "df"]].rename(columns={"df": "papers"})
+    # Ranked by papers x specificity x lift over the venues: subjects, not boilerplate.
+    top = (
+        ranked_terms(data.vocab, len(data.built_papers))
+        .head(20)[["term", "df"]]
+        .rename(columns={"df": "papers"})
+    )
     st.dataframe(top, hide_index=True)
 
 st.subheader("How this corpus was built")

@@ -29,7 +29,7 @@ def _values(data, dimension):
 def _options(data):
     """The type-ahead's terms: the 20,000 most characteristic, plus the preselected risers
     wherever they rank (a boilerplate riser ranks last, past the cut on a large corpus)."""
-    top = ranked_terms(data.vocab)["term"].head(20_000).tolist()
+    top = ranked_terms(data.vocab, len(data.built_papers))["term"].head(20_000).tolist()
     shown = set(top)
     return top + [t for t in default_keywords(data) if t not in shown]
 

@@ -29,7 +29,9 @@ def test_the_shipped_table_is_compact_and_holds_counts_not_texts():
         assert 1 <= len(phrase.split()) <= 3, phrase
         assert len(counts) == len(table["groups"])
         sizes = table["documents"]
-        assert all(isinstance(c, int) and 0 < c <= n for c, n in zip(counts, sizes, strict=True))
+        assert all(isinstance(c, int) and 0 <= c <= n for c, n in zip(counts, sizes, strict=True))
+        shares = sorted(c / n for c, n in zip(counts, sizes, strict=True))
+        assert shares[len(shares) // 2] >= table["keep_share"], phrase
 
 
 @pytest.mark.parametrize("phrase", BOILERPLATE)
@@ -64,20 +66,36 @@ def _write_lists(root, venue_texts: dict[str, list[str]]) -> None:
         (root / venue / f"{venue}2020.json").write_text(json.dumps(entries))
 
 
-def test_the_builder_keeps_phrases_common_in_every_group_and_only_counts(tmp_path):
+def test_the_builder_keeps_phrases_the_typical_group_uses_and_only_counts(tmp_path):
     shared = "We propose a novel method."
     texts = {folder: [f"{shared} {folder} alone here.", shared, ""]
              for folders in builder.GROUPS.values() for folder in folders}  # fmt: skip
     texts["cvpr"].append("Convolutional features of images. We propose things.")
+    for folder in ("nips", "cvpr", "acl"):  # three groups of five: the typical one
+        texts[folder].append("Zebrafish imaging.")
     _write_lists(tmp_path / "lists", texts)
     out = tmp_path / "table.json.gz"
     builder.main([str(tmp_path / "lists"), "--out", str(out)])
     table = json.loads(gzip.decompress(out.read_bytes()))
     ml = len(builder.GROUPS["machine learning"])
-    assert table["documents"] == [2 * ml, 3, 2, 2, 2]  # empty abstracts are skipped
+    assert table["documents"] == [2 * ml + 1, 4, 3, 2, 2]  # empty abstracts are skipped
     assert table["phrases"]["propose"] == [2 * ml, 3, 2, 2, 2]
     assert table["phrases"]["novel method"] == [2 * ml, 2, 2, 2, 2]
     assert "convolutional features" not in table["phrases"]  # one group only
+    assert table["phrases"]["zebrafish imaging"] == [1, 1, 1, 0, 0]  # most groups: kept
+
+
+def test_the_builder_reads_recent_lists_only(tmp_path):
+    """Boilerplate is how fields write now: lists before MIN_YEAR are not read."""
+    texts = {f: ["We propose a novel method."] for g in builder.GROUPS.values() for f in g}
+    _write_lists(tmp_path / "lists", texts)
+    old = [{"abstract": "Connectionist perceptrons."}] * 5
+    (tmp_path / "lists" / "nips" / f"nips{builder.MIN_YEAR - 1}.json").write_text(json.dumps(old))
+    out = tmp_path / "table.json.gz"
+    builder.main([str(tmp_path / "lists"), "--out", str(out)])
+    table = json.loads(gzip.decompress(out.read_bytes()))
+    assert "perceptrons" not in table["phrases"]
+    assert table["documents"][0] == len(builder.GROUPS["machine learning"])
     assert not any("alone" in p for p in table["phrases"])
     first = out.read_bytes()
     builder.main([str(tmp_path / "lists"), "--out", str(out)])

@@ -10,7 +10,7 @@ import pytest
 from scipy.sparse import csr_matrix
 
 from explorer.build import coherence as C
-from explorer.build.summaries import document_terms
+from explorer.build.summaries import document_terms, vocabulary_table
 from explorer.view import store
 
 
@@ -115,17 +115,30 @@ def test_keywords_rank_subjects_before_boilerplate():
             "specificity": [0.0, 1.0, 0.0, 0.3],
         }
     )
-    ranked = store.ranked_terms(vocab)["term"].tolist()
+    ranked = store.ranked_terms(vocab, 40)["term"].tolist()
     assert ranked == ["galaxy", "neural networks", "propose", "novel"]  # then most used
     # A run built before specificity: most used first, as before.
-    assert store.ranked_terms(vocab.drop(columns="specificity"))["term"].tolist()[0] == "propose"
+    old = vocab.drop(columns="specificity")
+    assert store.ranked_terms(old, 40)["term"].tolist()[0] == "propose"
+
+
+def test_keywords_the_venues_use_as_often_come_after_the_corpus_subjects():
+    """ "extensive" is no boilerplate by the rule, but a corpus writing it as often as the
+    venues do (30% here, 30% there) is not about it; "galaxy" (10% here, 0.2% there) is."""
+    vocab = pd.DataFrame(
+        {
+            "term": ["extensive", "galaxy"],
+            "df": [12, 4],
+            "specificity": [0.5, 1.0],
+            "background_share": [0.3, 0.002],
+        }
+    )
+    assert store.ranked_terms(vocab, 40)["term"].tolist() == ["galaxy", "extensive"]
 
 
 def test_contrast_keywords_never_offer_boilerplate():
     docs, members, _ = _corpus()
     matrix, vocabulary = document_terms(docs, min_df=1)
-    from explorer.build.summaries import vocabulary_table
-
     vocab = vocabulary_table(matrix, vocabulary)
     assert vocab.loc[vocab["term"] == "propose", "specificity"].item() == 0.0
     rows = members["stars"]
@@ -151,6 +164,58 @@ def test_keywords_are_counted_from_prose_not_links_or_math():
 def test_the_seed_corpus_top_keywords_hold_no_link_parts(seed_run):
     from explorer.view.store import ranked_terms
 
-    top = ranked_terms(seed_run.table("vocab")).head(20)["term"].astype(str)
+    top = (
+        ranked_terms(seed_run.table("vocab"), len(seed_run.table("papers")))
+        .head(20)["term"]
+        .astype(str)
+    )
     words = {w for term in top for w in term.split()}
     assert not words & {"https", "http", "github", "com", "www", "org"}
+
+
+def test_keywords_are_verbatim_terms_with_hyphenated_words_whole():
+    """A keyword is a word or two adjacent words of the prose: no pair across a stop word,
+    punctuation or a link ("code available", "maps code"), no piece of a hyphenated word
+    ("self", "state art") and no bare number."""
+    docs = [
+        "Self-supervised galaxy maps; code is available at https://github.com/x/y in 2024.",
+        "State-of-the-art self-supervised galaxy surveys, 2024 release: https://github.com/z.",
+        "Galaxy maps as Smith et al. (2020) drew them.",
+    ]
+    matrix, vocabulary = document_terms(docs, min_df=1)
+    terms = set(vocabulary)
+    assert {"self-supervised galaxy", "galaxy maps", "state-of-the-art", "galaxy"} <= terms
+    for piece in (
+        "self",
+        "supervised",
+        "self supervised",
+        "state art",
+        "2024",
+        "https",
+        "code available",
+        "maps code",
+        "surveys release",
+        "github",
+    ):
+        assert piece not in terms, piece
+    vocab = vocabulary_table(matrix, vocabulary)
+    spec = dict(zip(vocab["term"], vocab["specificity"], strict=True))
+    assert spec["galaxy"] > 0 and spec["state-of-the-art"] == 0
+
+
+def test_trends_preselects_rising_subjects_not_rising_boilerplate():
+    keywords = pd.DataFrame(
+        {
+            "dimension": "year",
+            "value": ["2019"] * 3 + ["2020"] * 3,
+            "term": ["neural", "galaxy", "stars"] * 2,
+            "df": [1, 1, 5, 30, 20, 5],
+            "n_docs": [40] * 3 + [40] * 3,
+        }
+    )
+    vocab = pd.DataFrame(
+        {"term": ["neural", "galaxy", "stars"], "df": [31, 21, 10], "specificity": [0.0, 1, 1]}
+    )
+    assert store.preselected_terms(keywords, vocab, 80, n=2) == ["galaxy", "stars"]
+    one_year = keywords[keywords["value"] == "2020"]
+    assert store.preselected_terms(one_year, vocab, 40, n=1) == ["galaxy"]

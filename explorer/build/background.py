@@ -1,21 +1,26 @@
-"""How specific a phrase is, measured against abstracts of five venue groups.
+"""How specific a phrase is, measured against recent abstracts of five venue groups.
 
 The shipped table (`background.json.gz`, made by `python -m explorer.build.background_table`)
 holds, for machine learning (ICML, NeurIPS, AISTATS), vision (CVPR), language (ACL), web
-(WWW) and general AI (AAAI), the share of abstracts that use each phrase common in all five.
+(WWW) and general AI (AAAI), from 2017 on, the share of abstracts that use each phrase the
+typical group uses (median share at least 0.2%).
 Boilerplate is what every field writes: a phrase used by at least `EVERYWHERE` of the
 abstracts of *every* group, and by no group more than `UNEVEN` times as often as by the group
 that uses it least ("propose", "novel", "settings", "better"). A phrase one field uses far
-more than another is that field's subject ("neural networks": 2% of ACL abstracts, 11% of
+more than another is that field's subject ("neural networks": 2% of ACL abstracts, 15% of
 CVPR's), however common it is there. A phrase of several words is boilerplate also when all
 its words bar stop words are ("proposed method", "representation learning"), or when it
 holds a stop word, as a piece of a sentence does, and any of them is ("code is available",
 "state of the art"); "domain adaptation" stays a subject although "domain" alone is
-boilerplate. A phrase the table lacks is rare in some group, so otherwise specific.
+boilerplate. A phrase the table lacks is rare in most groups, so otherwise specific.
 
 Specificity, in [0, 1], grades the same two numbers: 1 - min(1, b / EVERYWHERE) *
 min(1, UNEVEN * b / m), with b the phrase's least and m its largest share across the groups.
 It is 0 exactly for boilerplate and 1 for whatever some field rarely writes.
+
+A corpus's top keywords also weigh how much more often it uses a term than the venues do
+(`typical_shares`): "extensive" is no boilerplate by the rule (WWW writes it eight times as
+often as ML) yet no subject of a corpus that uses it as often as the venues.
 """
 
 from __future__ import annotations
@@ -35,14 +40,14 @@ UNEVEN = 4.0
 
 
 @functools.lru_cache(maxsize=4)
-def _shares(path: Path = TABLE) -> dict[str, tuple[float, float]]:
-    """Phrase -> (least, largest) smoothed document share across the venue groups."""
+def _shares(path: Path = TABLE) -> dict[str, tuple[float, float, float]]:
+    """Phrase -> (least, largest, median) smoothed document share across the venue groups."""
     table = json.loads(gzip.decompress(path.read_bytes()))
     sizes = np.asarray(table["documents"], dtype=np.float64) + 1.0
-    out: dict[str, tuple[float, float]] = {}
+    out: dict[str, tuple[float, float, float]] = {}
     for phrase, counts in table["phrases"].items():
         share = (np.asarray(counts, dtype=np.float64) + 0.5) / sizes
-        out[phrase] = (float(share.min()), float(share.max()))
+        out[phrase] = (float(share.min()), float(share.max()), float(np.median(share)))
     return out
 
 
@@ -56,11 +61,25 @@ def specificity(phrase: str, *, path: Path = TABLE) -> float:
     words = phrase.lower().split()
     key = " ".join(words)
     content = [w for w in words if w not in ENGLISH_STOP_WORDS]
-    plain = [w in shares and _graded(*shares[w]) == 0.0 for w in content]
+    plain = [w in shares and _graded(*shares[w][:2]) == 0.0 for w in content]
     # Made only of boilerplate words, or a piece of a sentence (a stop word inside) with one.
     if len(words) > 1 and (all(plain) or (len(content) < len(words) and any(plain))):
         return 0.0
-    return _graded(*shares[key]) if key in shares else 1.0
+    return _graded(*shares[key][:2]) if key in shares else 1.0
+
+
+def typical_shares(phrases: Iterable[str], *, path: Path = TABLE) -> np.ndarray:
+    """Each phrase's median document share across the venue groups; the table's keep share
+    for a phrase it lacks (its median share is below that)."""
+    shares = _shares(path)
+    floor = _keep_share(path)
+    keys = (" ".join(p.lower().split()) for p in phrases)
+    return np.fromiter((shares[k][2] if k in shares else floor for k in keys), np.float64)
+
+
+@functools.lru_cache(maxsize=4)
+def _keep_share(path: Path = TABLE) -> float:
+    return float(json.loads(gzip.decompress(path.read_bytes()))["keep_share"])
 
 
 def specificities(phrases: Iterable[str], *, path: Path = TABLE) -> np.ndarray:

@@ -183,7 +183,7 @@ class _Terms:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Those of `cols` that `need` (and 2) of the node's papers use, inflections counted
         together ("markov decision process" and "... processes"), that say more than
-        `within` without boilerplate (`_adds_meaning`): columns, group and own counts."""
+        `within` without boilerplate (`adds_meaning`): columns, group and own counts."""
         own = _row_values(self.df, self.row, cols)
         keep = own >= 2
         cols, own = cols[keep], own[keep]
@@ -195,7 +195,7 @@ class _Terms:
         old = set(terms.content_words(within))
         fine = np.array(
             [
-                g >= need and _adds_meaning(self.table.text(c), old)
+                g >= need and adds_meaning(self.table.text(c), old)
                 for c, g in zip(cols, group, strict=True)
             ],
             dtype=bool,
@@ -269,7 +269,7 @@ class _Terms:
         return self.whole(self._text(best))
 
 
-def _adds_meaning(phrase: str, old: set[str]) -> bool:
+def adds_meaning(phrase: str, old: set[str]) -> bool:
     """Whether a longer phrase holding `old`'s words says more without saying boilerplate:
     it is no boilerplate, starts with no boilerplate word it adds ("state-of-the-art batch
     bayesian optimization"), and, holding a stop word as a piece of a sentence does ("test

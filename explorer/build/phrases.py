@@ -25,9 +25,12 @@ MAX_WORDS = 5
 
 # Tags go without a break: "<i>neural</i> networks" reads as "neural networks".
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>")
-# Links, math, LaTeX commands and HTML entities are not prose: each becomes a segment break.
+# Links (bare domains too), math, LaTeX commands, HTML entities and citations ("et al.")
+# are not prose: each becomes a segment break.
 _NOT_PROSE = re.compile(
-    r"(?:https?|ftp)://\S+|www\.\S+|\$\$.*?\$\$|\$[^$]*\$|\\[A-Za-z]+|&#?\w+;", re.DOTALL
+    r"(?:https?|ftp)://\S+|www\.\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|edu|ai)\b(?:/\S*)?"
+    r"|\$\$.*?\$\$|\$[^$]*\$|\\[A-Za-z]+|&#?\w+;|\bet al\b\.?",
+    re.DOTALL | re.IGNORECASE,
 )
 _BREAK = " | "
 _DOC_END = "|"  # appended to every document: one character, so never part of a phrase
@@ -160,6 +163,24 @@ def superphrases(table: Phrases, keep: np.ndarray) -> tuple[np.ndarray, np.ndarr
     sub, sup = sub[order], sup[order]
     indptr = np.searchsorted(sub, np.arange(table.x.shape[1] + 1))
     return indptr, sup
+
+
+def keyword_terms(text: str) -> list[str]:
+    """The keyword analyzer (a CountVectorizer `analyzer`): every word of the prose bar stop
+    words, and every pair of two such words written next to each other. A pair never spans
+    a stop word, punctuation, a link or formula, so keywords are verbatim terms ("code is
+    available" gives no "code available", "maps; code" no "maps code")."""
+    terms: list[str] = []
+    previous = None
+    for token in _tokens(text):
+        if _is_word(token) and token not in ENGLISH_STOP_WORDS:
+            terms.append(token)
+            if previous is not None:
+                terms.append(f"{previous} {token}")
+            previous = token
+        else:
+            previous = None
+    return terms
 
 
 def candidate_phrases(text: str) -> set[str]:

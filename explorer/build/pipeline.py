@@ -56,7 +56,11 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 #      `specificity`; the manifest's levels report coherence and diversity
 #   9: keywords (vocabulary, keyword statistics, top words) counted from prose: links and
 #      math cut out, as for labels
-PIPELINE_VERSION = 9
+#  10: keywords are verbatim words and adjacent pairs (hyphenated words whole, no pair across
+#      a stop word), citations cut; the venue background from 2017 on, kept by its median
+#      group; the vocabulary gains `background_share`; top words leave boilerplate out
+#      instead of weighting by specificity
+PIPELINE_VERSION = 10
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

@@ -252,8 +252,10 @@ def summarise(
     papers["probability"] = assigned
     papers["x"], papers["y"] = coords[:, 0], coords[:, 1]
     matrix, vocabulary = S.document_terms(docs, min_df=plan.params.min_df)
+    vocab = S.vocabulary_table(matrix, vocabulary)
     members, _ = S.node_members(labels, levels)
-    nodes = with_coherence(nodes, matrix, vocabulary, members)
+    weights = vocab["specificity"].to_numpy()
+    nodes = with_coherence(nodes, matrix, vocabulary, members, weights=weights)
     coherence = dict(zip(nodes["node_id"], nodes["coherence"], strict=True))
     topics["coherence"] = [coherence.get(str(t), np.nan) for t in topics["topic_id"]]
     tables = {
@@ -263,7 +265,7 @@ def summarise(
         "neighbors": S.similar_papers(graph, ids),
         "hierarchy": hierarchy,
         "keywords": S.keyword_stats(matrix, vocabulary, papers),
-        "vocab": S.vocabulary_table(matrix, vocabulary),
+        "vocab": vocab,
         "nodes": nodes,
     }
     return Summary(

@@ -13,7 +13,6 @@ import pandas as pd
 
 from explorer.artifacts import OUTLIER_LABEL, id_order
 from explorer.build.levels import Levels
-from explorer.build.phrases import prose
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import OUTLIER, TopicFit, make_vectorizer
 from explorer.vectors import centroids as unit_centroids
@@ -248,17 +247,21 @@ def node_table(
 
 
 def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
-    """Each term's id, text, document frequency over the whole corpus and specificity
-    against the venue background (0 for boilerplate; `explorer/build/background.py`): the
-    views rank keywords by df x specificity, so a corpus's top terms are its subjects."""
-    from explorer.build.background import specificities
+    """Each term's id, text, document frequency over the whole corpus, specificity against
+    the venue background (0 for boilerplate) and typical share of the venues' abstracts
+    using it (`explorer/build/background.py`): the views rank keywords by these, so a
+    corpus's top terms are its subjects."""
+    from explorer.build.background import specificities, typical_shares
 
+    terms = [str(t) for t in vocabulary]
+    specific = specificities(terms)
     return pd.DataFrame(
         {
             "term_id": np.arange(len(vocabulary), dtype=np.int32),
             "term": vocabulary,
             "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
-            "specificity": specificities(str(t) for t in vocabulary).astype(np.float32),
+            "specificity": specific.astype(np.float32),
+            "background_share": typical_shares(terms).astype(np.float32),
         }
     )
 
@@ -273,13 +276,13 @@ def direct_parents(hierarchy: pd.DataFrame) -> dict[int, int]:
 
 
 def document_terms(docs: list[str], *, min_df: int):
-    """Binary doc-term matrix (CSR) and its vocabulary, with the topic model's tokenisation,
-    over the documents' prose (links and math cut out, as for labels)."""
+    """Binary doc-term matrix (CSR) and its vocabulary, with the topic model's tokenisation
+    (over the documents' prose: links and math cut out, as for labels)."""
     vectorizer = make_vectorizer(
         min_df=min_df, binary=True, max_features=MAX_VOCABULARY, dtype=np.int32
     )
     try:
-        matrix = vectorizer.fit_transform([prose(d) for d in docs]).tocsr()
+        matrix = vectorizer.fit_transform(docs).tocsr()
     except ValueError:  # every term pruned: an empty vocabulary is a valid answer
         from scipy.sparse import csr_matrix
 

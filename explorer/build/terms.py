@@ -41,6 +41,8 @@ def variant(a: str, b: str) -> bool:
     if singular(a) == singular(b):
         return True
     prefix = _common_prefix(a, b)
+    if prefix == min(len(a), len(b)) >= 4:  # one word starts the other: "fair", "fairness"
+        return max(len(a), len(b)) - prefix <= VARIANT_TAIL
     return prefix >= VARIANT_PREFIX and prefix >= max(len(a), len(b)) - VARIANT_TAIL
 
 

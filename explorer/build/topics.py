@@ -22,16 +22,20 @@ from explorer.vectors import normalise_rows
 
 MIN_DOCUMENTS = 10
 DEFAULT_SEED = 42
-# Tokenisation shared by the topic model's c-TF-IDF and the keyword statistics, so a
-# keyword in a topic is a term the Trends page can count.
-VECTORIZER_SETTINGS = {"stop_words": "english", "ngram_range": (1, 2)}
 
 
 def make_vectorizer(*, min_df: int, **overrides):  # -> sklearn CountVectorizer
-    """A CountVectorizer with the project's tokenisation."""
+    """A CountVectorizer with the project's tokenisation, shared by the topic model's
+    c-TF-IDF and the keyword statistics, so a keyword in a topic is a term the Trends page
+    can count: `phrases.keyword_terms` (words and adjacent pairs of the prose, a hyphenated
+    word whole, as in the label phrases and the venue background: "state-of-the-art" stays
+    one boilerplate term instead of leaving "state art").
+    """
     from sklearn.feature_extraction.text import CountVectorizer
 
-    return CountVectorizer(min_df=min_df, **VECTORIZER_SETTINGS, **overrides)
+    from explorer.build.phrases import keyword_terms
+
+    return CountVectorizer(min_df=min_df, analyzer=keyword_terms, **overrides)
 
 
 @dataclass(frozen=True)

@@ -365,10 +365,17 @@ def term_specificity(vocab: pd.DataFrame) -> np.ndarray:
     return vocab["specificity"].to_numpy(dtype=np.float64)
 
 
-def ranked_terms(vocab: pd.DataFrame) -> pd.DataFrame:
-    """The vocabulary, most characteristic first: papers using a term x its specificity, so
-    boilerplate ("propose", "novel") comes last and a corpus's subjects first."""
-    weight = vocab["df"].to_numpy(dtype=np.float64) * term_specificity(vocab)
+def ranked_terms(vocab: pd.DataFrame, n_docs: int) -> pd.DataFrame:
+    """The vocabulary, most characteristic of this corpus first: papers using a term x its
+    specificity x log(1 + the corpus's share of papers using it / the venues' typical
+    share), so boilerplate ("propose", "novel") comes last, and a word the corpus uses no
+    more often than every venue does ("extensive") comes after its subjects. A run built
+    before the venue background ranks by papers alone."""
+    df = vocab["df"].to_numpy(dtype=np.float64)
+    weight = df * term_specificity(vocab)
+    if "background_share" in vocab:
+        typical = vocab["background_share"].to_numpy(dtype=np.float64)
+        weight *= np.log1p(df / max(n_docs, 1) / np.maximum(typical, 1e-6))
     ranked = vocab.assign(weight=weight)
     ranked = ranked.sort_values(["weight", "df", "term"], ascending=[False, False, True])
     return ranked.drop(columns="weight").reset_index(drop=True)
@@ -493,6 +500,20 @@ def node_trend(
     name = node_name(nodes)
     out["label"] = [name(n) for n in out["node_id"]]
     return out
+
+
+def preselected_terms(
+    keywords: pd.DataFrame, vocab: pd.DataFrame, n_docs: int, *, n: int = 3
+) -> list[str]:
+    """The Trends page's first terms: the fastest risers from the first year to the last
+    that are no boilerplate ("neural" rose on ICML 2013-2019 yet says nothing), or, with one
+    year, the corpus's most characteristic terms."""
+    years = class_values(keywords, "year")
+    if len(years) < 2:
+        return ranked_terms(vocab, n_docs)["term"].head(n).tolist()
+    risers = rising_terms(keywords, vocab, "year", years[0], years[-1])["term"]
+    subjects = set(vocab["term"][term_specificity(vocab) > 0])
+    return [t for t in risers if t in subjects][:n]
 
 
 def rising_terms(

@@ -278,14 +278,10 @@ def run_of(corpus: str) -> RunData:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _default_keywords(cache_dir: str, corpus: str, run_id: str) -> list[str]:
-    from explorer.view.store import class_values, ranked_terms, rising_terms
+    from explorer.view.store import preselected_terms
 
     tables = _built(cache_dir, corpus, run_id)[2]  # keywords: curation does not change them
-    keywords, vocab = tables["keywords"], tables["vocab"]
-    years = class_values(keywords, "year")
-    if len(years) > 1:
-        return rising_terms(keywords, vocab, "year", years[0], years[-1])["term"].head(3).tolist()
-    return ranked_terms(vocab)["term"].head(3).tolist()
+    return preselected_terms(tables["keywords"], tables["vocab"], len(tables["papers"]))
 
 
 def default_keywords(data: RunData) -> list[str]:
