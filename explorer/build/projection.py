@@ -25,15 +25,21 @@ from explorer.vectors import normalise_rows
 # 516 MB over the base in 1.76 s, 256 rows 63 MB in 0.72 s (smaller blocks stay in cache).
 _BLOCK = 256
 # Up to this many rows the graph is exact; above it, approximate. Below it a corpus's run
-# id and outputs are what they were before the approximate path existed. Measured in
-# bench/neighbours.py (bench/README.md row 15).
+# id and outputs are what they were before the approximate path existed. Where exact starts
+# costing more (bench/README.md row 15): exact grows with the square of the papers (7.2 s
+# at 23,304 here, 131 s at 100,000), approximate about linearly (5.6 s, 28 s) plus 16-19 s
+# compiling NN-descent once per process, so they cross near 50,000 (both ~33 s); a sample
+# fit's 20,000 papers stay exact.
 EXACT_UP_TO = 50_000
 # NN-descent's settings; with the build's seed they decide the approximate graph, so a run
-# above EXACT_UP_TO records them in its id (`approximate_method`). One thread: see
-# bench/README.md row 15 for what two threads would change.
-NNDESCENT = {"method": "nndescent", "n_jobs": 1}
+# above EXACT_UP_TO records them in its id (`approximate_method`). One thread: with two the
+# graph is as reproducible but another one (and ~1.5x faster), so a machine's core count
+# would change results. It searches `search_k` neighbours (pynndescent's default, 30) and
+# keeps the build's k: at 100,000 papers (bench/neighbours.py) searching 15 found 94.5% of
+# the exact 10 nearest in 15 s, 20 97.3% in 19 s, 30 99.1% in 35 s (the exact graph: 169 s).
+NNDESCENT = {"method": "nndescent", "n_jobs": 1, "search_k": 30}
 # Rows whose candidates are re-ranked at a time (rows x candidates x dimensions float32:
-# 23 MB at 1,024 x 15 x 384).
+# 47 MB at 1,024 x 30 x 384).
 _RANK_BLOCK = 1024
 
 
@@ -97,11 +103,12 @@ def _approximate(embeddings: np.ndarray, k: int, seed: int) -> KnnGraph:
     nndescent = _import_nndescent()
     data = np.ascontiguousarray(embeddings, dtype=np.float32)
     k = min(k, len(data))
+    search = min(max(k, NNDESCENT["search_k"]), len(data))
     with warnings.catch_warnings():
         # Expected: numba cannot cache the two kernels that take the distance as a global.
         warnings.filterwarnings("ignore", message=".*Cannot cache compiled function.*")
         index = nndescent(
-            data, metric="cosine", n_neighbors=k, random_state=seed,
+            data, metric="cosine", n_neighbors=search, random_state=seed,
             n_jobs=NNDESCENT["n_jobs"], low_memory=True,
         )  # fmt: skip
     candidates = index.neighbor_graph[0]
@@ -152,8 +159,8 @@ def _import_umap():
 def _import_nndescent():
     """pynndescent's NNDescent, its numba kernels cached on disk as umap's are.
 
-    Its first use in a process compiled for ~50 s here (bench/README.md row 15); cached, the
-    kernels it can keep (all but the two that take the distance as a global) leave ~21 s.
+    Its first use in a process compiled for ~50 s here; cached, the kernels numba can keep
+    (all but the two that take the distance as a global) leave 16-21 s (bench/README.md row 15).
     """
     import importlib
     import pkgutil
