@@ -117,5 +117,53 @@ def write_results(name: str, payload: dict) -> Path:
     return path
 
 
+def real_corpus():
+    """The ~23,400 real abstracts of ../shared/data/paperlists and their vectors (row i for
+    paper i), from bench/work/sample-fit's embedding cache, shared by every benchmark that
+    needs them (bench/sample_fit.py, bench/scale100k.py, bench/neighbours.py). What the cache
+    lacks is embedded first: ~25 min for all of them on this machine."""
+    from explorer.build.embed import DEFAULT_MODEL, embed_texts, resolve_precision
+    from explorer.build.pipeline import prepare_environment
+    from explorer.build.sources import ReadOptions, read_inputs
+
+    cache = WORK / "sample-fit"
+    cache.mkdir(parents=True, exist_ok=True)
+    prepare_environment(cache)
+    papers = read_inputs((str(PAPERLISTS),), ReadOptions()).papers
+    vectors, _ = embed_texts(
+        [p.text for p in papers], cache_root=cache, precision=resolve_precision("auto"),
+        model_name=DEFAULT_MODEL, progress=False,
+    )  # fmt: skip
+    return papers, vectors
+
+
+def seed_embedding_cache(cache: Path, records: list[dict], vectors, name: str) -> tuple[Path, str]:
+    """`records` written as `<cache>/../<name>.parquet` and their `vectors` (row i for
+    record i) stored in `cache`'s embedding cache under the keys of the texts as a build
+    reads that file back, so `explorer build` of it embeds nothing. Returns the file and
+    the precision the vectors are filed under (the build must use it)."""
+    import pandas as pd
+
+    from explorer.build.embed import (
+        DEFAULT_MODEL,
+        EmbeddingCache,
+        resolve_precision,
+        text_key,
+        weights_fingerprint,
+    )
+    from explorer.build.sources import ReadOptions, read_inputs
+
+    source = cache.parent / f"{name}.parquet"
+    pd.DataFrame(records).to_parquet(source, index=False)
+    texts = [p.text for p in read_inputs((str(source),), ReadOptions()).papers]
+    if len(texts) != len(records):
+        raise SystemExit(f"{source.name} reads as {len(texts)} papers, not {len(records)}")
+    precision = resolve_precision("auto")
+    store = EmbeddingCache(cache, DEFAULT_MODEL, weights=weights_fingerprint(DEFAULT_MODEL),
+                           precision=precision)  # fmt: skip
+    store.save([text_key(t) for t in texts], vectors)
+    return source, precision
+
+
 def explorer_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "explorer.cli", *args]

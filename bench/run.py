@@ -164,6 +164,7 @@ FULL_MODULES = (
     ("bench.engines", "Embedding every real abstract with each engine (local, Ray)"),
     ("bench.sample_fit", "Fitting on a sample vs fitting every paper (~23k abstracts)"),
     ("bench.scale100k", "100,000 papers from the real vectors, built and served"),
+    ("bench.neighbours", "Exact vs approximate neighbours (23k real, 100k and 1M synthetic)"),
     ("bench.quality", "Topic quality at every level vs stock (three mixes and WWW 2025)"),
     ("bench.reproducibility", "How far another machine's run may differ (ICML 2013-2019)"),
 )
@@ -328,6 +329,8 @@ def table() -> str:
         rows.append(_scale100k_row(result))
     if result := _load("reproducibility"):
         rows.append(_reproducibility_row(result))
+    if result := _load("neighbours"):
+        rows += _neighbours_rows(result)
     return "\n".join(rows + _quality_rows())
 
 
@@ -395,6 +398,57 @@ def _reproducibility_row(result: dict) -> str:
     )
     label = f"12. another machine's run, {result['corpus']} (no target)"
     return _row(label, ours, "", "", None, result["when"][:10])
+
+
+def _neighbours_rows(result: dict) -> list[str]:
+    """bench/neighbours.py: the approximate graph against the exact one (recall@10, times),
+    and the synthetic corpus's checks (bench/synthetic_corpus.py)."""
+    when, real = result["when"][:10], result["real"]
+    two = real["two_threads"]
+    rows = [_row(
+        f"15. neighbour graph, {real['papers']:,} real abstracts (k = {real['k']}): approximate "
+        "recall@10 against exact (≥ 0.95), the same graph twice",
+        f"NN-descent {round(real['approximate_s'], 2)} s, recall@10 {real['recall_at_10']}, identical "
+        f"twice: {real['deterministic']}; two threads: {two['runs'][0]['seconds']} s, "
+        f"identical twice: {two['deterministic']}, same as one thread: "
+        f"{two['same_as_one_thread']}", f"exact {real['exact_s']} s",
+        real["approximate_over_exact"], real["recall_at_10"] >= 0.95 and real["deterministic"],
+        when,
+    )]  # fmt: skip
+    checks = []
+    for size, r in result["synthetic"].items():
+        a = r["approximate"]
+        exact = r.get("exact")
+        rows.append(_row(
+            f"15. neighbour graph, {int(size):,} papers ({r['real']:,} real + synthetic): time, "
+            "peak RSS, recall@10 (no target)"
+            + (f" (on {r['recall_on']})" if "recall_on" in r else ""),
+            f"NN-descent {a['seconds']} s (+{a['first_small_call_s']} s compiling), peak RSS "
+            f"{a['peak_rss_mb']:,} MB (with the vectors loaded: {a['rss_with_vectors_mb']:,} MB),"
+            f" recall@10 {r['recall_at_10']}",
+            f"exact {exact['seconds']} s, peak RSS {exact['peak_rss_mb']:,} MB" if exact
+            else "exact: not run", r.get("approximate_over_exact", ""), None, when,
+        ))  # fmt: skip
+        checks.append(_generator_row(int(size), r["generator"], when))
+    return rows + checks
+
+
+def _generator_row(size: int, g: dict, when: str) -> str:
+    """The synthetic corpus's checks at one size (bench/synthetic_corpus.py)."""
+    cells = "; ".join(
+        f"{name}: " + ", ".join(f"{q} {v}" for q, v in values.items())
+        for name, values in g["nn_similarity"].items()
+    )
+    return _row(
+        f"16. synthetic corpus at {size:,} (bench/synthetic_corpus.py): nearest paper is the "
+        "source or a paper made from it (< 5%)" + (f", on {g['on']}" if "on" in g else ""),
+        f"{g['source_pile_share']:.1%} (the source {g['nearest_is_source']:.1%}, a sibling "
+        f"{g['nearest_is_sibling']:.1%}; either parent or a paper made from one "
+        f"{g['parent_pile_share']:.1%}; a real paper {g['nearest_is_real_share']:.1%}, "
+        f"{g['nearest_is_real_if_alike']:.1%} if synthetic papers were drawn as real ones "
+        f"are); nearest-neighbour cosine quantiles: {cells}",
+        "", "", g["source_pile_share"] < 0.05, when,
+    )  # fmt: skip
 
 
 def _stages_row(result: dict) -> str:

@@ -32,11 +32,12 @@ import numpy as np
 from bench.common import (
     PAPERLISTS,
     ROOT,
-    WORK,
     explorer_cmd,
     fresh_dir,
+    real_corpus,
     require_shared,
     run_child,
+    seed_embedding_cache,
     timed,
     write_results,
 )
@@ -68,36 +69,9 @@ def perturbed_corpus(papers, vectors: np.ndarray, n: int) -> tuple[list[dict], n
 
 def prepare(cache, n: int):
     """The perturbed corpus as Parquet, and its vectors in `cache`'s embedding cache."""
-    import pandas as pd
-
-    from explorer.build.embed import (
-        DEFAULT_MODEL,
-        EmbeddingCache,
-        embed_texts,
-        resolve_precision,
-        text_key,
-        weights_fingerprint,
-    )
-    from explorer.build.pipeline import prepare_environment
-    from explorer.build.sources import ReadOptions, read_inputs
-
-    real_cache = WORK / "sample-fit"
-    prepare_environment(real_cache)
-    papers = read_inputs((str(PAPERLISTS),), ReadOptions()).papers
-    precision = resolve_precision("auto")
-    vectors, _ = embed_texts([p.text for p in papers], cache_root=real_cache,
-                             precision=precision, model_name=DEFAULT_MODEL)  # fmt: skip
+    papers, vectors = real_corpus()
     records, moved = perturbed_corpus(papers, vectors, n)
-    source = cache.parent / f"{CORPUS}.parquet"
-    pd.DataFrame(records).to_parquet(source, index=False)
-    # The keys of the texts as the build will read them from that file.
-    texts = [p.text for p in read_inputs((str(source),), ReadOptions()).papers]
-    if len(texts) != n:
-        raise SystemExit(f"the perturbed corpus reads as {len(texts)} papers, not {n}")
-    store = EmbeddingCache(cache, DEFAULT_MODEL, weights=weights_fingerprint(DEFAULT_MODEL),
-                           precision=precision)  # fmt: skip
-    store.save([text_key(t) for t in texts], moved)
-    return source, precision
+    return seed_embedding_cache(cache, records, moved, CORPUS)
 
 
 def build(cache, source, precision: str) -> dict:

@@ -16,8 +16,8 @@ ROW_BLOCK = 65_536
 
 
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:
-    """Unit-length rows, so a dot product is a cosine similarity."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    """Unit-length rows (along the last axis), so a dot product is a cosine similarity."""
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.maximum(norms, 1e-12)
 
 

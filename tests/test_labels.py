@@ -449,6 +449,8 @@ def test_abbreviation_and_expansion_are_one_term():
     assert abbreviates("gans", "generative adversarial networks")
     assert abbreviates("rkhs", "reproducing kernel hilbert space")
     assert abbreviates("ssl", "self-supervised learning")
+    assert abbreviates("nmf", "non-negative matrix factorization")
+    assert abbreviates("nnmf", "non-negative matrix factorization")
     assert not abbreviates("gans", "generative models")
     assert not abbreviates("rl", "reinforcement")
     assert same_term("differential privacy", "differentially private")

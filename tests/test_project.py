@@ -67,3 +67,65 @@ def test_umap_kernels_are_cached_on_disk(seed_run):
     cache = Path(os.environ["NUMBA_CACHE_DIR"])
     for kernel in ("umap_.smooth_knn_dist", "umap_.compute_membership_strengths"):
         assert list(cache.rglob(f"{kernel}-*.nbi")), f"{kernel} was not cached in {cache}"
+
+
+def _planted(n: int = 2000, dims: int = 48, seed: int = 0) -> np.ndarray:
+    """Unit vectors in 40 clusters of uneven spread, a few exact duplicates among them."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, dims))
+    x = centres[rng.integers(40, size=n)] + rng.normal(size=(n, dims)) * rng.uniform(
+        0.3, 1.0, size=(n, 1)
+    )
+    x[-5:] = x[:5]  # duplicates: each row must still come first in its own list
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_the_approximate_graph_keeps_the_contract_and_finds_the_exact_neighbours():
+    x = _planted()
+    exact = knn_graph(x, 15)
+    approx = knn_graph(x, 15, exact_up_to=1000, seed=3)
+    assert approx.indices.shape == exact.indices.shape == (2000, 15)
+    assert np.array_equal(approx.indices[:, 0], np.arange(2000))
+    assert np.all(approx.distances[:, 0] == 0)
+    assert np.all(np.diff(approx.distances, axis=1) >= 0)
+    assert np.all((approx.distances >= 0) & (approx.distances <= 2))
+    unit = x.astype(np.float64)
+    sims = np.einsum("id,ikd->ik", unit, unit[approx.indices[:, 1:]])
+    assert np.allclose(approx.distances[:, 1:], 1 - sims, atol=1e-5)  # true cosine distances
+    found = [
+        len(set(a[1:11]) & set(e[1:11])) for a, e in zip(approx.indices, exact.indices, strict=True)
+    ]
+    assert np.mean(found) / 10 >= 0.95  # recall@10 against the exact graph
+
+
+def test_the_approximate_graph_is_the_same_every_time():
+    x = _planted(seed=1)
+    first = knn_graph(x, 15, exact_up_to=1000, seed=7)
+    again = knn_graph(x.copy(), 15, exact_up_to=1000, seed=7)
+    assert np.array_equal(first.indices, again.indices)
+    assert np.array_equal(first.distances, again.distances)
+
+
+def test_below_the_threshold_the_graph_is_exact():
+    x = _planted(n=300)
+    assert np.array_equal(knn_graph(x, 10).indices, knn_graph(x, 10, exact_up_to=300).indices)
+    from explorer.build.projection import approximate_method
+
+    assert approximate_method(300, 300) is None and approximate_method(301, 300)
+
+
+def test_the_build_graph_follows_the_configured_threshold(monkeypatch):
+    from types import SimpleNamespace
+
+    from explorer.build import projection, stages
+
+    calls = []
+    real = projection._approximate
+    monkeypatch.setattr(projection, "_approximate", lambda *a: calls.append(a[1:]) or real(*a))
+    x = _planted(n=400)
+    plan = SimpleNamespace(
+        params=SimpleNamespace(n_neighbors=15, seed=5),
+        config=SimpleNamespace(exact_neighbours_up_to=100),
+    )
+    graph = stages.neighbours(plan, stages.Embedded(vectors=x, n_new=0))
+    assert calls == [(15, 5)] and graph.indices.shape == (400, 15)

@@ -124,3 +124,20 @@ def test_a_damaged_run_of_the_same_id_is_rebuilt_not_reused(seed_cache, seed_run
         for line in lines
     ), lines
     assert build(config, cache_dir=tmp_path, progress=False, log=lines.append).reused
+
+
+def test_the_neighbour_method_is_in_the_run_id_only_above_the_threshold(tmp_path):
+    from explorer.build.projection import NNDESCENT
+
+    base = _plan(SEED_DIR, cache=tmp_path)
+    assert "neighbours" not in base.recorded  # below it: ids as before approximate graphs
+    raised = plan_build(
+        build_config("seed", [SEED_DIR], exact_neighbours_up_to=10**9),
+        cache_dir=tmp_path, progress=False,
+    )  # fmt: skip
+    assert raised.run_id == base.run_id
+    above = plan_build(
+        build_config("seed", [SEED_DIR], exact_neighbours_up_to=len(base.corpus) - 1),
+        cache_dir=tmp_path, progress=False,
+    )  # fmt: skip
+    assert above.recorded["neighbours"] == NNDESCENT and above.run_id != base.run_id

@@ -94,7 +94,7 @@ def split_topic(
 
     k = int(min(15, len(vectors) - 1))
     reduced = reduce_umap(
-        vectors, knn_graph(vectors, k), n_components=5, n_neighbors=k, min_dist=0.0,
+        vectors, knn_graph(vectors, k, seed=seed), n_components=5, n_neighbors=k, min_dist=0.0,
         seed=seed, cache_root=cache_root,
     )  # fmt: skip
     parts = _subclusters(vectors, reduced, min_size, "eom")

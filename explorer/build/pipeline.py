@@ -29,6 +29,7 @@ from explorer import __version__, artifacts
 from explorer.build.corpus import Corpus
 from explorer.build.embed import DEFAULT_MODEL, reproducible_kernels
 from explorer.build.memory import release_freed_memory
+from explorer.build.projection import EXACT_UP_TO, approximate_method
 from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE, applies, sample_params
 from explorer.build.sources import ReadOptions, detect_format, expand_inputs, read_inputs
 from explorer.build.topics import DEFAULT_SEED, TopicFit, TopicParams
@@ -60,7 +61,8 @@ if TYPE_CHECKING:  # stages is imported when a build runs, not when this module 
 #      a stop word), citations cut; the venue background from 2017 on, kept by its median
 #      group; the vocabulary gains `background_share`; top words leave boilerplate out
 #      instead of weighting by specificity
-PIPELINE_VERSION = 10
+#  11: labels: an abbreviation of a term with a hyphenated word is one term with it ("nmf")
+PIPELINE_VERSION = 11
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
@@ -92,6 +94,9 @@ class BuildConfig:
     # `sample_size` and the rest are assigned (explorer/build/sample.py).
     sample_above: int = SAMPLE_ABOVE
     sample_size: int = SAMPLE_SIZE
+    # Above this many papers the neighbour graph is approximate (explorer/build/projection.py);
+    # a parameter so that tests reach that path on small corpora.
+    exact_neighbours_up_to: int = EXACT_UP_TO
     read_options: ReadOptions = field(default_factory=ReadOptions)
 
 
@@ -256,6 +261,8 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         recorded["keep_topics_of"] = base.run_id
     if sampled:  # likewise: a threshold the corpus is below changes nothing
         recorded["sample"] = {"above": config.sample_above, "size": config.sample_size}
+    if method := approximate_method(len(corpus), config.exact_neighbours_up_to):
+        recorded["neighbours"] = method  # likewise: exact graphs leave ids as they were
     code = code_versions()
     return Plan(
         config=config,

@@ -1,8 +1,10 @@
 """Nearest-neighbour graph and UMAP reductions that share it.
 
-The exact cosine kNN graph is computed once (a blocked matrix product is both exact
-and fast at conference scale) and serves three consumers: the 5-D UMAP for
-clustering, the 2-D UMAP for the map, and the "similar papers" list.
+The cosine kNN graph is computed once and serves three consumers: the 5-D UMAP for
+clustering, the 2-D UMAP for the map, and the "similar papers" list. Up to EXACT_UP_TO
+rows it is exact (a blocked matrix product, fast at conference scale); above, its cost
+grows with the square of the corpus, so it is approximate (NN-descent, pynndescent), with
+the same contract: self first, cosine distances, ties by index.
 """
 
 from __future__ import annotations
@@ -22,6 +24,23 @@ from explorer.vectors import normalise_rows
 # argpartition's int64 indices (~16 bytes x rows x n): at 11,268 papers 2048 rows peaked
 # 516 MB over the base in 1.76 s, 256 rows 63 MB in 0.72 s (smaller blocks stay in cache).
 _BLOCK = 256
+# Up to this many rows the graph is exact; above it, approximate. Below it a corpus's run
+# id and outputs are what they were before the approximate path existed. Where exact starts
+# costing more (bench/README.md row 15): exact grows with the square of the papers (7.2 s
+# at 23,304 here, 131 s at 100,000), approximate about linearly (5.6 s, 28 s) plus 16-19 s
+# compiling NN-descent once per process, so they cross near 50,000 (both ~33 s); a sample
+# fit's 20,000 papers stay exact.
+EXACT_UP_TO = 50_000
+# NN-descent's settings; with the build's seed they decide the approximate graph, so a run
+# above EXACT_UP_TO records them in its id (`approximate_method`). One thread: with two the
+# graph is as reproducible but another one (and ~1.5x faster), so a machine's core count
+# would change results. It searches `search_k` neighbours (pynndescent's default, 30) and
+# keeps the build's k: at 100,000 papers (bench/neighbours.py) searching 15 found 94.5% of
+# the exact 10 nearest in 15 s, 20 97.3% in 19 s, 30 99.1% in 35 s (the exact graph: 169 s).
+NNDESCENT = {"method": "nndescent", "n_jobs": 1, "search_k": 30}
+# Rows whose candidates are re-ranked at a time (rows x candidates x dimensions float32:
+# 47 MB at 1,024 x 30 x 384).
+_RANK_BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -35,8 +54,23 @@ class KnnGraph:
         return self.indices[:, :k].copy(), self.distances[:, :k].copy()
 
 
-def knn_graph(embeddings: np.ndarray, k: int) -> KnnGraph:
-    """Exact cosine k nearest neighbours of every row, itself included at rank 0."""
+def knn_graph(
+    embeddings: np.ndarray, k: int, *, exact_up_to: int = EXACT_UP_TO, seed: int = 0
+) -> KnnGraph:
+    """Cosine k nearest neighbours of every row, itself included at rank 0: exact up to
+    `exact_up_to` rows, approximate (seeded by `seed`) above."""
+    if len(embeddings) <= exact_up_to:
+        return _exact(embeddings, k)
+    return _approximate(embeddings, k, seed)
+
+
+def approximate_method(n_rows: int, exact_up_to: int = EXACT_UP_TO) -> dict | None:
+    """What a run id records about its graph: nothing when exact (ids as they always were),
+    else the approximate method and its settings."""
+    return dict(NNDESCENT) if n_rows > exact_up_to else None
+
+
+def _exact(embeddings: np.ndarray, k: int) -> KnnGraph:
     unit = normalise_rows(embeddings.astype(np.float32))
     n = unit.shape[0]
     k = min(k, n)
@@ -60,6 +94,49 @@ def knn_graph(embeddings: np.ndarray, k: int) -> KnnGraph:
     return KnnGraph(indices=indices, distances=distances)
 
 
+def _approximate(embeddings: np.ndarray, k: int, seed: int) -> KnnGraph:
+    """NN-descent's candidates, re-ranked by exact cosine (self first, ties by index).
+
+    The index normalises its own copy of the vectors (one copy, freed with it); ours are
+    passed as they are, never copied when already float32.
+    """
+    nndescent = _import_nndescent()
+    data = np.ascontiguousarray(embeddings, dtype=np.float32)
+    k = min(k, len(data))
+    search = min(max(k, NNDESCENT["search_k"]), len(data))
+    with warnings.catch_warnings():
+        # Expected: numba cannot cache the two kernels that take the distance as a global.
+        warnings.filterwarnings("ignore", message=".*Cannot cache compiled function.*")
+        index = nndescent(
+            data, metric="cosine", n_neighbors=search, random_state=seed,
+            n_jobs=NNDESCENT["n_jobs"], low_memory=True,
+        )  # fmt: skip
+    candidates = index.neighbor_graph[0]
+    del index
+    return _ranked(data, candidates, k)
+
+
+def _ranked(data: np.ndarray, candidates: np.ndarray, k: int) -> KnnGraph:
+    """Row i: itself, then its candidates (not itself) by exact cosine, ties by index."""
+    n = len(data)
+    indices = np.empty((n, k), dtype=np.int32)
+    distances = np.empty((n, k), dtype=np.float32)
+    for start in range(0, n, _RANK_BLOCK):
+        rows = np.arange(start, min(start + _RANK_BLOCK, n))
+        cand = candidates[rows].astype(np.int64)
+        if (cand < 0).any():
+            raise ValueError("the approximate graph left rows without enough neighbours")
+        query = normalise_rows(data[rows])[:, :, None]
+        sims = (normalise_rows(data[cand]) @ query)[:, :, 0]
+        sims[cand == rows[:, None]] = -np.inf  # self goes first, below
+        order = np.lexsort((cand, -sims), axis=1)[:, : k - 1]
+        indices[rows, 0] = rows
+        indices[rows, 1:] = np.take_along_axis(cand, order, axis=1)
+        distances[rows, 0] = 0.0
+        distances[rows, 1:] = np.clip(1.0 - np.take_along_axis(sims, order, axis=1), 0.0, 2.0)
+    return KnnGraph(indices=indices, distances=distances)
+
+
 def _import_umap():
     """umap, with its numba kernels cached on disk (under NUMBA_CACHE_DIR).
 
@@ -72,19 +149,41 @@ def _import_umap():
     import umap.spectral
     import umap.umap_
     import umap.utils
-    from numba.core.dispatcher import Dispatcher
 
-    global _UMAP_CACHED
-    if not _UMAP_CACHED:
-        for module in (umap.layouts, umap.umap_, umap.utils, umap.spectral):
-            for kernel in vars(module).values():
-                if isinstance(kernel, Dispatcher):
-                    kernel.enable_caching()
-        _UMAP_CACHED = True
+    if "umap" not in _CACHED:
+        _cache_kernels((umap.layouts, umap.umap_, umap.utils, umap.spectral))
+        _CACHED.add("umap")
     return umap
 
 
-_UMAP_CACHED = False
+def _import_nndescent():
+    """pynndescent's NNDescent, its numba kernels cached on disk as umap's are.
+
+    Its first use in a process compiled for ~50 s here; cached, the kernels numba can keep
+    (all but the two that take the distance as a global) leave 16-21 s (bench/README.md row 15).
+    """
+    import importlib
+    import pkgutil
+
+    import pynndescent
+
+    if "pynndescent" not in _CACHED:
+        names = [m.name for m in pkgutil.iter_modules(pynndescent.__path__)]
+        _cache_kernels([importlib.import_module(f"pynndescent.{name}") for name in names])
+        _CACHED.add("pynndescent")
+    return pynndescent.NNDescent
+
+
+def _cache_kernels(modules) -> None:
+    from numba.core.dispatcher import Dispatcher
+
+    for module in modules:
+        for kernel in vars(module).values():
+            if isinstance(kernel, Dispatcher):
+                kernel.enable_caching()
+
+
+_CACHED: set[str] = set()
 
 
 def reduce_umap(

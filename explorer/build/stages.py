@@ -86,7 +86,15 @@ def embed(plan: Plan, docs: list[str]) -> Embedded:
 def neighbours(plan: Plan, embedded: Embedded) -> KnnGraph:
     from explorer.build.projection import knn_graph
 
-    return knn_graph(embedded.vectors, max(plan.params.n_neighbors, S.N_SIMILAR + 1))
+    return knn_graph(
+        embedded.vectors, graph_k(plan.params),
+        exact_up_to=plan.config.exact_neighbours_up_to, seed=plan.params.seed,
+    )  # fmt: skip
+
+
+def graph_k(params) -> int:
+    """Neighbours per paper in the shared graph: UMAP's and the similar-papers list's."""
+    return max(params.n_neighbors, S.N_SIMILAR + 1)
 
 
 def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> TopicFit:
@@ -125,7 +133,10 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFi
     params = plan.params
     rows = stratified_sample(plan.corpus.papers, plan.config.sample_size, params.seed)
     vectors = embedded.vectors[rows]
-    graph = knn_graph(vectors, max(params.n_neighbors, S.N_SIMILAR + 1))
+    graph = knn_graph(
+        vectors, graph_k(params), exact_up_to=plan.config.exact_neighbours_up_to,
+        seed=params.seed,
+    )  # fmt: skip
     part = partition(vectors, graph, params, plan.cache_dir)
     levels = build_levels(
         vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,

@@ -64,11 +64,14 @@ def initials(phrase: str) -> str:
 
 def abbreviates(short: str, long: str) -> bool:
     """Whether one word abbreviates a phrase of several: "gans" and "generative
-    adversarial networks", "rkhs" and "reproducing kernel hilbert space"."""
-    if " " in short or len(content_words(long)) < 2 or not short.isalpha():
+    adversarial networks", "rkhs" and "reproducing kernel hilbert space"; a hyphenated word
+    gives one letter or one per part ("nmf" and "nnmf" for "non-negative matrix
+    factorization")."""
+    words = content_words(long)
+    if " " in short or len(words) < 2 or not short.isalpha():
         return False
-    letters = initials(long)
-    return len(letters) >= 2 and short in (letters, letters + "s")
+    forms = {initials(long), "".join(w[0] for w in words)}
+    return any(len(f) >= 2 and short in (f, f + "s") for f in forms)
 
 
 def same_term(a: str, b: str) -> bool:

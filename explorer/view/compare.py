@@ -79,7 +79,8 @@ def topic_centroids(embeddings: np.ndarray, topic_ids: pd.Series) -> tuple[list[
     topics in numeric order (`coded_centroids`: a million memory-mapped float16 vectors
     are widened block by block, never all at once)."""
     ids = sorted((t for t in topic_ids.unique() if t != OUTLIER_ID), key=id_order)
-    codes = pd.Categorical(topic_ids, categories=ids).codes  # -1: outliers
+    real = topic_ids.where(topic_ids != OUTLIER_ID)  # outliers as missing: code -1
+    codes = pd.Categorical(real, categories=ids).codes
     return ids, coded_centroids(embeddings, np.asarray(codes, dtype=np.int64), len(ids))
 
 

@@ -546,10 +546,13 @@ def rising_terms(
     y_b = b.reindex(terms.index, fill_value=0).to_numpy(dtype=float)
     alpha = prior * terms.to_numpy(dtype=float) / max(terms.sum(), 1)
     total_a, total_b = y_a.sum(), y_b.sum()
-    delta = np.log((y_b + alpha) / (total_b + prior - y_b - alpha)) - np.log(
-        (y_a + alpha) / (total_a + prior - y_a - alpha)
-    )
-    z = delta / np.sqrt(1 / (y_a + alpha) + 1 / (y_b + alpha))
+    # A term no paper uses (alpha 0) or a one-term vocabulary divides by zero: such terms
+    # fall below min_papers or sort last (NaN), so the warnings would say nothing.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = np.log((y_b + alpha) / (total_b + prior - y_b - alpha)) - np.log(
+            (y_a + alpha) / (total_a + prior - y_a - alpha)
+        )
+        z = delta / np.sqrt(1 / (y_a + alpha) + 1 / (y_b + alpha))
     out = pd.DataFrame(
         {
             "term": terms.index,

@@ -61,39 +61,55 @@ async def _visit_then_clear_cache(url: str) -> None:
         await run_page(ws, "papers", "corpus=seed")  # after the clear_cache was read; no Trends
 
 
-def test_a_visitors_clear_cache_message_empties_no_cache(seed_cache):
+@pytest.fixture
+def server_url(seed_cache):
+    """A fresh `streamlit run app.py` per test (each test needs the server's first state:
+    a shared one would let one test's visit fill the cache another checks); its URL."""
     proc, url = start_server(seed_cache)
     try:
-        run_async(_visit_then_clear_cache(url), timeout=120)
-        time.sleep(METRICS_TTL_S)  # the metrics endpoint recounts after its TTL
-        status, metrics = _get(url + METRICS)
-        assert status == 200
-        assert CACHED in metrics, "the visitor's clear_cache emptied st.cache_data"
+        yield url
     finally:
         stop_server(proc)
 
 
-def test_health_passes_only_once_every_page_has_run(seed_cache):
+def test_a_visitors_clear_cache_message_empties_no_cache(server_url):
+    run_async(_visit_then_clear_cache(server_url), timeout=120)
+    time.sleep(METRICS_TTL_S)  # the metrics endpoint recounts after its TTL
+    status, metrics = _get(server_url + METRICS)
+    assert status == 200
+    assert CACHED in metrics, "the visitor's clear_cache emptied st.cache_data"
+
+
+def test_health_passes_only_once_every_page_has_run(server_url):
     """`start_server` returns at the first 200 from /_stcore/health: by then the warm-up
     visit has run every page (the Trends page filled its st.cache_data entry), so the
     first visitor a proxy sends pays no first-load costs."""
-    proc, url = start_server(seed_cache)
-    try:
-        status, metrics = _get(url + METRICS)
-        assert status == 200
-        assert CACHED in metrics, "health passed before the pages had run"
-    finally:
-        stop_server(proc)
+    status, metrics = _get(server_url + METRICS)
+    assert status == 200
+    assert CACHED in metrics, "health passed before the pages had run"
 
 
-def test_the_warm_up_visit_runs_pages_without_an_error(seed_cache):
+def test_the_warm_up_visit_runs_pages_without_an_error(server_url):
     """The warm-up client drives a real session: each page reaches script_finished."""
-    proc, url = start_server(seed_cache)
-    try:
-        from explorer.view.ui.asgi import visit_every_page
-        from explorer.view.ui.router import PAGE_PATHS
+    from explorer.view.ui.asgi import visit_every_page
+    from explorer.view.ui.router import PAGE_PATHS
 
-        done = run_async(visit_every_page(url, ["seed"], list(PAGE_PATHS)), timeout=120)
-        assert done == len(PAGE_PATHS)
-    finally:
-        stop_server(proc)
+    done = run_async(visit_every_page(server_url, ["seed"], list(PAGE_PATHS)), timeout=120)
+    assert done == len(PAGE_PATHS)
+
+
+def test_a_flood_of_refusals_writes_one_log_line_a_minute(monkeypatch):
+    """An attacker's 1,000 foreign handshakes must not write 1,000 lines to the host's log."""
+    from explorer.view.ui import asgi
+
+    lines: list[str] = []
+    monkeypatch.setattr(asgi._log, "warning", lambda msg, *a: lines.append(msg % a))
+    monkeypatch.setattr(asgi, "_LAST_WARNING", {"at": -float("inf"), "muted": 0})
+    clock = iter([0.0] * 1000 + [61.0])
+    monkeypatch.setattr(asgi, "_clock", lambda: next(clock))
+    for _ in range(1001):
+        asgi._warn_once_a_minute("refused a websocket from origin %r", "https://evil.test")
+    assert lines == [
+        "refused a websocket from origin 'https://evil.test'",
+        "refused a websocket from origin 'https://evil.test' (999 more refusals in the last minute)",
+    ]

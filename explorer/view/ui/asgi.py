@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import threading
 import time
 import urllib.request
@@ -107,10 +108,29 @@ class VisitorGuard:
             return
         origin, host = _header(scope, b"origin"), _header(scope, b"host")
         if not origin_allowed(origin, host, config.get_option("server.corsAllowedOrigins")):
-            _log.warning("refused a websocket from origin %r", origin[:200] if origin else "")
+            _warn_once_a_minute(
+                "refused a websocket from origin %r", origin[:200] if origin else ""
+            )
             await send({"type": "websocket.close", "code": 1008})  # before accept: a 403
             return
         await self.app(scope, _without_dropped(receive), send)
+
+
+_LAST_WARNING = {"at": -math.inf, "muted": 0}
+WARNING_INTERVAL = 60.0  # seconds: a flood of refused clients writes one line a minute
+_clock = time.monotonic
+
+
+def _warn_once_a_minute(message: str, *args: object) -> None:
+    """Log a refusal at most once per WARNING_INTERVAL, with how many were left unsaid: an
+    attacker's flood must not fill the host's disk or bury other lines."""
+    now = _clock()
+    if now - _LAST_WARNING["at"] < WARNING_INTERVAL:
+        _LAST_WARNING["muted"] += 1
+        return
+    muted, _LAST_WARNING["muted"], _LAST_WARNING["at"] = _LAST_WARNING["muted"], 0, now
+    suffix = f" ({muted} more refusals in the last minute)" if muted else ""
+    _log.warning("%s%s", message % args, suffix)
 
 
 async def _answer(send: Send, status: int, body: bytes) -> None:
@@ -125,7 +145,7 @@ def _without_dropped(receive: Receive) -> Receive:
             message = await receive()
             if message["type"] != "websocket.receive" or _kind(message.get("bytes")) not in DROPPED:
                 return message
-            _log.warning("dropped a client's clear_cache message")
+            _warn_once_a_minute("dropped a client's clear_cache message")
 
     return filtered
 
