@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -58,20 +59,19 @@ def test_a_run_made_by_older_code_is_rebuilt_and_says_why(
         f"{pipeline.PIPELINE_VERSION - 1}; this is {pipeline.PIPELINE_VERSION}."
     )
     assert expected in lines, lines
-    assert result.run.manifest["pipeline_version"] == pipeline.PIPELINE_VERSION
+    assert result.run.manifest.pipeline_version == pipeline.PIPELINE_VERSION
 
 
 def test_rebuild_reason_names_the_changed_package(seed_run, tmp_path):
     plan = _plan(SEED_DIR, cache=tmp_path)
-    previous = json.loads(json.dumps(seed_run.manifest))
-    previous["versions"]["bertopic"] = "0.16.0"
+    m = seed_run.manifest
+    previous = replace(m, versions={**m.versions, "bertopic": "0.16.0"})
     reason = pipeline.rebuild_reason(previous, plan)
     assert reason == (
         f"its run {seed_run.run_id} was made with bertopic 0.16.0 -> "
         f"{plan.code['packages']['bertopic']}"
     )
-    previous = json.loads(json.dumps(seed_run.manifest))
-    previous["config"]["embedding_weights"] = "0" * 16
+    previous = replace(m, config=replace(m.config, embedding_weights="0" * 16))
     assert "weights changed" in pipeline.rebuild_reason(previous, plan)
     assert pipeline.rebuild_reason(seed_run.manifest, plan) is None
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.artifacts import OUTLIER
+from explorer.artifacts import OUTLIER, area_id, subtopic_id
 from explorer.vectors import centroids, normalise_rows
 
 SPLIT_SHARE = 0.05
@@ -146,7 +146,7 @@ def build_levels(
     topic_centroids = centroids(unit, labels, topics)
     sizes = np.array([(labels == t).sum() for t in topics])
     areas = cut_areas(topic_centroids, sizes)
-    area_of_topic = {int(t): f"A{a}" for t, a in zip(topics, areas, strict=True)}
+    area_of_topic = {int(t): area_id(a) for t, a in zip(topics, areas, strict=True)}
     cohesion = np.array(
         [float((unit[labels == t] @ topic_centroids[i]).mean()) for i, t in enumerate(topics)]
     )
@@ -171,7 +171,8 @@ def build_levels(
         if parts is None:
             unsplit[topic] = "no structure among its papers"
             continue
-        subtopic[members] = [f"{topic}.{p}" for p in parts.tolist()]
+        names = np.array([subtopic_id(topic, p) for p in range(int(parts.max()) + 1)], dtype=object)
+        subtopic[members] = names[parts]
     return Levels(
         area_of_topic=area_of_topic,
         subtopic=subtopic,
