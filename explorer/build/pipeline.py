@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from explorer import __version__, artifacts
+from explorer.build.cluster import Clusterer
+from explorer.build.cluster import describe as describe_clusterer
 from explorer.build.corpus import Corpus
 from explorer.build.embed import DEFAULT_MODEL, reproducible_kernels
 from explorer.build.memory import release_freed_memory
@@ -89,6 +91,9 @@ class BuildConfig:
     sample_above: int = SAMPLE_ABOVE
     sample_size: int = SAMPLE_SIZE
     read_options: ReadOptions = field(default_factory=ReadOptions)
+    # What groups papers into topics and subtopics (explorer/build/cluster.py); None: HDBSCAN
+    # sized by the corpus. In the run id only when given, so default run ids never change.
+    clusterer: Clusterer | None = None
 
 
 @dataclass
@@ -252,6 +257,8 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         recorded["keep_topics_of"] = base.run_id
     if sampled:  # likewise: a threshold the corpus is below changes nothing
         recorded["sample"] = {"above": config.sample_above, "size": config.sample_size}
+    if (clusterer := describe_clusterer(config.clusterer)) is not None:  # likewise
+        recorded["clusterer"] = clusterer
     code = code_versions()
     return Plan(
         config=config,

@@ -93,9 +93,8 @@ def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Top
     """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
     from explorer.build.topics import partition
 
-    return _represent(
-        plan, docs, embedded, partition(embedded.vectors, graph, plan.params, plan.cache_dir)
-    )
+    part = partition(embedded.vectors, graph, plan.params, plan.cache_dir, plan.config.clusterer)
+    return _represent(plan, docs, embedded, part)
 
 
 def keep(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kept]:
@@ -126,10 +125,10 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFi
     rows = stratified_sample(plan.corpus.papers, plan.config.sample_size, params.seed)
     vectors = embedded.vectors[rows]
     graph = knn_graph(vectors, max(params.n_neighbors, S.N_SIMILAR + 1))
-    part = partition(vectors, graph, params, plan.cache_dir)
+    part = partition(vectors, graph, params, plan.cache_dir, plan.config.clusterer)
     levels = build_levels(
         vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,
-        cache_root=plan.cache_dir,
+        cache_root=plan.cache_dir, clusterer=plan.config.clusterer,
     )  # fmt: skip
     coords = project_2d(
         vectors, graph, n_neighbors=params.n_neighbors, seed=params.seed, cache_root=plan.cache_dir
@@ -187,7 +186,14 @@ def stability(plan: Plan, embedded: Embedded, graph: KnnGraph, fit: TopicFit) ->
     from explorer.build import stability as ST
 
     refits = [
-        ST.refit_labels(embedded.vectors, graph, plan.params, plan.params.seed + k, plan.cache_dir)
+        ST.refit_labels(
+            embedded.vectors,
+            graph,
+            plan.params,
+            plan.params.seed + k,
+            plan.cache_dir,
+            plan.config.clusterer,
+        )  # fmt: skip
         for k in range(1, plan.config.stability + 1)
     ]
     return Stability(
@@ -307,6 +313,7 @@ def _levels_and_labels(
             min_topic_size=plan.params.min_topic_size,
             seed=plan.params.seed,
             cache_root=plan.cache_dir,
+            clusterer=plan.config.clusterer,
         )
     members, parent_of = S.node_members(labels, levels)
     phrase = label_nodes(papers["abstract"].tolist(), members, parent_of)
