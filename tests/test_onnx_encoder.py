@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from explorer.errors import ArtifactError, ExplorerError
 from explorer.onnx_encoder import load_onnx_encoder
 from explorer.view import encoder, search
 from tests.conftest import ROOT
+from tests.synthetic import write_synthetic_run
 
 LONG = " ".join(
     f"Section {i}: we study variational inference for Gaussian processes under covariate "
@@ -187,7 +189,9 @@ def test_a_pipeline_numpy_cannot_finish_is_skipped(tmp_path, modules, pooling, r
     )
     assert record["format"] is None and reason in record["skipped"]
     assert len(logs) == 1 and reason in logs[0]
-    assert artifacts.encoder_ref(tmp_path, {artifacts.ENCODER_KEY: record}) is None
+    run_dir = write_synthetic_run(tmp_path / "synthetic", "syn", 50, n_topics=8)
+    manifest = replace(artifacts.Manifest.read(run_dir), query_encoder=record)
+    assert artifacts.encoder_ref(tmp_path, manifest) is None
 
 
 def test_fallback_order(ref, monkeypatch):
