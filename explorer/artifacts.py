@@ -585,6 +585,46 @@ def read_encoder_facts(ref: EncoderRef) -> dict:
     return facts
 
 
+@dataclass(frozen=True)
+class PriorRun:
+    """What a new build needs from the corpus's latest run, read leniently.
+
+    `Manifest.read` refuses a run of another schema, but that is exactly the run whose
+    precision a re-fit keeps and whose pipeline version explains a rebuild, so these few
+    facts are read from any manifest that is a JSON object, with defaults for keys it lacks
+    (a run made before precisions existed embedded in float32).
+    """
+
+    run_id: str
+    pipeline_version: Any = None
+    versions: dict[str, str] = field(default_factory=dict)
+    embedding_weights: str | None = None
+    embedding_precision: str = "float32"
+
+
+def read_prior_run(cache_dir: Path, corpus: str) -> PriorRun | None:
+    """The corpus's latest complete run as a PriorRun, or None when there is none or its
+    manifest is not a JSON object."""
+    run_id = latest_run_id(cache_dir, corpus)
+    if run_id is None:
+        return None
+    try:
+        data = json.loads((Path(cache_dir) / corpus / run_id / MANIFEST).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    versions = data.get("versions") if isinstance(data.get("versions"), dict) else {}
+    return PriorRun(
+        run_id=run_id,
+        pipeline_version=data.get("pipeline_version"),
+        versions={str(k): str(v) for k, v in versions.items()},
+        embedding_weights=config.get("embedding_weights"),
+        embedding_precision=str(config.get("embedding_precision", "float32")),
+    )
+
+
 def latest_run_id(cache_dir: Path, corpus: str) -> str | None:
     """The run named by `latest` if complete, else the newest complete run, else None."""
     corpus_dir = Path(cache_dir) / corpus

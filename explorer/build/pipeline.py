@@ -332,7 +332,7 @@ def _check_sampled(config: BuildConfig, n_papers: int) -> bool:
     return True
 
 
-def rebuild_reason(previous: artifacts.Manifest, plan: Plan) -> str | None:
+def rebuild_reason(previous: artifacts.PriorRun, plan: Plan) -> str | None:
     """Why the corpus's latest run is not reused although it was built from the same
     inputs and options, when that is the reason (older code or another model); else None."""
     if previous.pipeline_version != plan.code["pipeline_version"]:
@@ -348,7 +348,7 @@ def rebuild_reason(previous: artifacts.Manifest, plan: Plan) -> str | None:
     ]
     if changed:
         return f"its run {previous.run_id} was made with " + ", ".join(changed)
-    if previous.config.embedding_weights != plan.weights:
+    if previous.embedding_weights != plan.weights:
         return f"the embedding model's weights changed since run {previous.run_id}"
     return None
 
@@ -357,15 +357,6 @@ def _clean_stale(corpus_dir: Path) -> None:
     """Remove temporary directories left by builds that were killed (we hold the lock)."""
     for path in corpus_dir.glob(f"{TMP_PREFIX}*"):
         shutil.rmtree(path, ignore_errors=True)
-
-
-def _latest_manifest(cache_dir: Path, corpus: str) -> artifacts.Manifest | None:
-    run_id = artifacts.latest_run_id(cache_dir, corpus)
-    if run_id is None:
-        return None
-    with contextlib.suppress(ArtifactError):
-        return artifacts.Manifest.read(cache_dir / corpus / run_id)
-    return None
 
 
 def build(
@@ -404,7 +395,7 @@ def _build(
             artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
             log(f"Up to date: run {run_id} already built from these inputs, options and code.")
             return BuildResult(run=reused, reused=True)
-        previous = _latest_manifest(cache_dir, config.name)
+        previous = artifacts.read_prior_run(cache_dir, config.name)
         if previous is not None and (reason := rebuild_reason(previous, plan)):
             log(f"Rebuilding {config.name!r}: {reason}.")
         prepare_environment(cache_dir)
@@ -460,9 +451,9 @@ def _precision(config: BuildConfig, cache_dir: Path) -> str:
     from explorer.build.embed import PRECISIONS, resolve_precision
 
     if config.embedding_precision == "auto":
-        previous = _latest_manifest(cache_dir, config.name)
+        previous = artifacts.read_prior_run(cache_dir, config.name)
         if previous is not None:
-            kept = previous.config.embedding_precision
+            kept = previous.embedding_precision
             if kept in PRECISIONS:
                 return kept
     return resolve_precision(config.embedding_precision)
