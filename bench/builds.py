@@ -26,9 +26,10 @@ from bench.common import (
 WARM_CORPUS = "bench-icml"
 
 
-def _manifest(cache: Path, corpus: str) -> dict:
-    run_id = (cache / corpus / "latest").read_text().strip()
-    return json.loads((cache / corpus / run_id / "manifest.json").read_text())
+def _manifest(cache: Path, corpus: str):  # -> explorer.artifacts.Manifest
+    from explorer import artifacts
+
+    return artifacts.open_run(cache, corpus, verify=False).manifest
 
 
 def _check(result, what: str) -> None:
@@ -45,10 +46,10 @@ def _ours(cache: Path, corpus: str, inputs: list[str], *extra: str):
     return {
         "wall_s": result.wall_s,
         "peak_rss_mb": result.peak_rss_mb,
-        "stages": manifest["timings"],
-        "topics": manifest["counts"]["topics"],
-        "outliers": manifest["counts"]["outliers"],
-        "embedded_new": manifest["counts"]["embedded_new"],
+        "stages": manifest.timings,
+        "topics": manifest.counts.topics,
+        "outliers": manifest.counts.outliers,
+        "embedded_new": manifest.counts.embedded_new,
     }
 
 

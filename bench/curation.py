@@ -81,6 +81,7 @@ class History:
     def one(self, kind: float) -> None:
         """One change of the mix, picked by `kind` in [0, 1)."""
         from explorer import curation
+        from explorer.artifacts import level_of
 
         rng, shown = self.rng, list(self.shown()["node_id"])
         if kind < 0.42:
@@ -90,7 +91,7 @@ class History:
             self.record(rng.choice(("hide", "unhide")), node=rng.choice(shown))
         elif kind < 0.82:
             paper = self.papers["paper_id"].iloc[rng.randrange(len(self.papers))]
-            target = rng.choice([n for n in shown if not n.startswith("A")])
+            target = rng.choice([n for n in shown if level_of(n) != "area"])
             self.record("move", paper=paper, node=target)
         elif kind < 0.825:
             alive = [t for t in self.topics if t not in self.gone]

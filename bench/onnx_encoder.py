@@ -59,7 +59,7 @@ def child(kind: str, cache: Path, threads: int) -> dict:
     onnx_encoder.THREADS = threads
     manifest = artifacts.open_run(cache, CORPUS, verify=False).manifest
     ref = artifacts.encoder_ref(cache, manifest) if kind == "onnx" else None
-    model = encoder.load_encoder(manifest["config"]["embedding_model"], ref)
+    model = encoder.load_encoder(manifest.config.embedding_model, ref)
     encoder.encode_query(model, QUERY)
     first = time.perf_counter() - start
     later = []

@@ -26,6 +26,7 @@ import sys
 import numpy as np
 
 from bench.common import PAPERLISTS, WORK, explorer_cmd, require_shared, run_child, write_results
+from explorer.artifacts import OUTLIER_ID
 
 CORPORA = {
     "neurips-icml-aistats": [f"nips/nips20{y:02d}.json" for y in range(8, 19)]
@@ -57,14 +58,14 @@ def _vectors(run, cache) -> tuple[list[str], np.ndarray]:
     from explorer.build.corpus import normalise_text
     from explorer.build.embed import embed_texts
 
-    config = run.manifest["config"]
+    config = run.manifest.config
     docs = [normalise_text(a) for a in run.table("papers")["abstract"]]
     vectors, new = embed_texts(
         docs,
-        model_name=config["embedding_model"],
+        model_name=config.embedding_model,
         cache_root=cache,
         progress=False,
-        precision=config["embedding_precision"],
+        precision=config.embedding_precision,
     )
     assert new == 0, "the build embedded every text; the cache must hold them"
     return docs, vectors
@@ -73,7 +74,7 @@ def _vectors(run, cache) -> tuple[list[str], np.ndarray]:
 def _silhouette(vectors: np.ndarray, labels: np.ndarray) -> float:
     from sklearn.metrics import silhouette_score
 
-    keep = np.flatnonzero(labels != "-1")
+    keep = np.flatnonzero(labels != OUTLIER_ID)
     if len(set(labels[keep].tolist())) < 2:
         return float("nan")
     rng = np.random.default_rng(0)
@@ -86,21 +87,21 @@ def _ours(run, vectors: np.ndarray) -> dict:
 
     papers, nodes = run.table("papers"), run.table("nodes")
     leaf = level_ids(papers, "subtopic").astype(str).to_numpy()
-    levels = run.manifest["counts"]["levels"]
-    leaves = nodes[nodes["node_id"].isin(set(leaf) - {"-1"})]
+    levels = run.manifest.counts.levels
+    leaves = nodes[nodes["node_id"].isin(set(leaf) - {OUTLIER_ID})]
     picked = random.Random(0).sample(sorted(leaves["node_id"]), min(10, len(leaves)))
     label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
     return {
         "papers": len(papers),
-        "areas": levels["areas"],
-        "topics": levels["topics"],
-        "subtopics": levels["subtopics"],
+        "areas": levels.areas,
+        "topics": levels.topics,
+        "subtopics": levels.subtopics,
         "leaves": len(leaves),
-        "largest_leaf_share": levels["largest_leaf_share"],
-        "outlier_share": run.manifest["counts"]["outlier_share"],
+        "largest_leaf_share": levels.largest_leaf_share,
+        "outlier_share": run.manifest.counts.outlier_share,
         "silhouette": _silhouette(vectors, leaf),
         "random_leaf_labels": [f"{n}: {label[n]}" for n in picked],
-        "seconds": round(sum(run.manifest["timings"].values()), 1),
+        "seconds": round(sum(run.manifest.timings.values()), 1),
     }
 
 
@@ -142,9 +143,12 @@ def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
     """Mean NPMI and diversity per level, ours and stock's, on one document x word matrix."""
     from explorer.build.coherence import TOP_WORDS, diversity, npmi
     from explorer.build.summaries import document_terms
+    from explorer.build.topics import TopicParams
     from explorer.view.store import level_ids
 
-    matrix, vocabulary = document_terms(docs, min_df=run.manifest["config"]["params"]["min_df"])
+    matrix, vocabulary = document_terms(
+        docs, min_df=TopicParams(**run.manifest.config.params).min_df
+    )
     column = {str(t): i for i, t in enumerate(vocabulary)}
 
     def scored(lists: list[list[str]]) -> dict:
@@ -158,7 +162,7 @@ def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
         }
 
     nodes = run.table("nodes")
-    leaves = set(level_ids(run.table("papers"), "subtopic").astype(str)) - {"-1"}
+    leaves = set(level_ids(run.table("papers"), "subtopic").astype(str)) - {OUTLIER_ID}
     words = dict(zip(nodes["node_id"], nodes["top_words"].map(list), strict=True))
     ours = {
         level: scored([words[n] for n in nodes.loc[nodes["level"] == level, "node_id"]])

@@ -48,11 +48,11 @@ def main() -> None:
         )  # fmt: skip
         run = build(config, cache_dir=cache, progress=False, log=lambda m: None).run
         runs[precision] = run.table("papers").sort_values("paper_id", ignore_index=True)
-        counts = run.manifest["counts"]
+        counts = run.manifest.counts
         result[precision] = {
-            "papers": counts["papers"],
-            "topics": counts["topics"],
-            "seed_to_seed_ari": counts["stability"]["mean_ari"],
+            "papers": counts.papers,
+            "topics": counts.topics,
+            "seed_to_seed_ari": counts.stability.mean_ari,
         }
     a, b = runs["float32"], runs["bfloat16"]
     assert a["paper_id"].tolist() == b["paper_id"].tolist()

@@ -80,14 +80,19 @@ def build(cache, source, precision: str) -> dict:
     result = run_child(timed(args))
     if result.returncode != 0:
         raise SystemExit(f"build failed:\n{result.stderr[-3000:]}")
-    run_id = (cache / CORPUS / "latest").read_text().strip()
-    manifest = json.loads((cache / CORPUS / run_id / "manifest.json").read_text())
+    from explorer import artifacts
+
+    manifest = artifacts.open_run(cache, CORPUS, verify=False).manifest
+    counts = manifest.counts
     return {
         "wall_s": result.wall_s,
         "peak_rss_mb": result.peak_rss_mb,
-        "stages": manifest["timings"],
-        "counts": {k: manifest["counts"].get(k) for k in
-                   ("papers", "topics", "outliers", "embedded_new", "sample")},
+        "stages": manifest.timings,
+        "counts": {
+            "papers": counts.papers, "topics": counts.topics, "outliers": counts.outliers,
+            "embedded_new": counts.embedded_new,
+            "sample": counts.sample.to_json() if counts.sample else None,
+        },
     }  # fmt: skip
 
 

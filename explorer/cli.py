@@ -266,68 +266,65 @@ def _curate_parser(sub) -> None:
 def info_summary(run: artifacts.Run) -> dict:
     """The subset of the manifest that `info` reports."""
     m = run.manifest
-    counts = m["counts"]
+    counts = m.counts
     return {
         "corpus": run.corpus,
         "run_id": run.run_id,
-        "created_at": m["created_at"],
-        "documents": counts["papers"],
-        "topics": counts["topics"],
-        "levels": counts.get("levels", {}),
-        "outliers": counts["outliers"],
-        "outlier_share": counts["outlier_share"],
-        "years": counts["years"],
-        "venues": counts["venues"],
-        "embedding_model": m["config"]["embedding_model_id"],
-        "embedding_precision": m["config"].get("embedding_precision", "float32"),
-        "params": m["config"]["params"],
-        "timings": m["timings"],
-        "counts": counts,
+        "created_at": m.created_at,
+        "documents": counts.papers,
+        "topics": counts.topics,
+        "levels": counts.levels.to_json(),
+        "outliers": counts.outliers,
+        "outlier_share": counts.outlier_share,
+        "years": list(counts.years),
+        "venues": list(counts.venues),
+        "embedding_model": m.config.embedding_model_id,
+        "embedding_precision": m.config.embedding_precision,
+        "params": m.config.params,
+        "timings": m.timings,
+        "counts": counts.to_json(),
         "path": str(run.path),
     }
 
 
-def _levels_line(counts: dict) -> str:
-    levels = counts.get("levels", {})
+def _levels_line(levels: artifacts.LevelCounts) -> str:
     return (
-        f"{levels.get('areas', 0)} areas, {levels.get('topics', 0)} topics, "
-        f"{levels.get('subtopics', 0)} subtopics; largest leaf "
-        f"{levels.get('largest_leaf_share', 0):.1%} of the papers"
+        f"{levels.areas} areas, {levels.topics} topics, {levels.subtopics} subtopics; "
+        f"largest leaf {levels.largest_leaf_share:.1%} of the papers"
     )
 
 
-def _quality_line(counts: dict) -> str:
+def _quality_line(levels: artifacts.LevelCounts) -> str:
     """Mean NPMI coherence, topic diversity and low-coherence nodes (NPMI < 0) per level."""
-    quality = counts.get("levels", {}).get("quality") or {}
     parts = []
-    for level, q in quality.items():
-        npmi = "-" if q.get("coherence") is None else f"{q['coherence']:.3f}"
+    for level, q in levels.quality.items():
+        npmi = "-" if q.coherence is None else f"{q.coherence:.3f}"
         parts.append(
-            f"{level}s NPMI {npmi}, diversity {q['diversity']:.2f}, {q['low_coherence']} below 0"
+            f"{level}s NPMI {npmi}, diversity {q.diversity:.2f}, {q.low_coherence} below 0"
         )
     return "; ".join(parts)
 
 
-def _stability_line(counts: dict) -> list[str]:
-    st = counts.get("stability")
+def _stability_line(counts: artifacts.Counts) -> list[str]:
+    st = counts.stability
     if not st:
         return []
     return [
-        f"  stability: {st['refits']} refits, mean ARI {st['mean_ari']:.2f}, median topic "
-        f"{st['median']:.2f}, {st['below_0.5']} topics below 0.5"
+        f"  stability: {st.refits} refits, mean ARI {st.mean_ari:.2f}, median topic "
+        f"{st.median:.2f}, {st.below_half} topics below 0.5"
     ]
 
 
-def _assigned_line(counts: dict) -> list[str]:
+def _assigned_line(counts: artifacts.Counts) -> list[str]:
     """How a run without a fit over every paper got its topics (kept, or a sample's)."""
-    if kept := counts.get("kept_topics"):
+    if kept := counts.kept_topics:
         return [
-            f"  topics kept from run {kept['run_id']}: {kept['kept']} papers kept their place, "
-            f"{kept['added']} new assigned"
+            f"  topics kept from run {kept.run_id}: {kept.kept} papers kept their place, "
+            f"{kept.added} new assigned"
         ]
-    if sample := counts.get("sample"):
+    if sample := counts.sample:
         return [
-            f"  fitted on a sample of {sample['fitted']} papers, {sample['assigned']} assigned "
+            f"  fitted on a sample of {sample.fitted} papers, {sample.assigned} assigned "
             "to its topics"
         ]
     return []
@@ -335,20 +332,20 @@ def _assigned_line(counts: dict) -> list[str]:
 
 def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
     m = run.manifest
-    c = m["counts"]
+    c = m.counts
     lines = [
         f"Corpus {run.corpus!r}, run {run.run_id}{' (reused)' if reused else ''}: {run.path}",
-        f"  papers: {c['papers']} kept, {c['skipped']} skipped, {c['merged']} duplicates merged",
-        f"  embedded: {c['embedded_new']} new, {c['embedded_cached']} from cache"
-        f" ({m['config'].get('embedding_precision', 'float32')})",
-        f"  topics: {c['topics']}, outliers: {c['outliers']} ({c['outlier_share']:.1%})",
-        "  levels: " + _levels_line(c),
-        *[f"  coherence: {q}" for q in [_quality_line(c)] if q],
+        f"  papers: {c.papers} kept, {c.skipped} skipped, {c.merged} duplicates merged",
+        f"  embedded: {c.embedded_new} new, {c.embedded_cached} from cache"
+        f" ({m.config.embedding_precision})",
+        f"  topics: {c.topics}, outliers: {c.outliers} ({c.outlier_share:.1%})",
+        "  levels: " + _levels_line(c.levels),
+        *[f"  coherence: {q}" for q in [_quality_line(c.levels)] if q],
         *_stability_line(c),
         *_assigned_line(c),
-        "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
+        "  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in m.timings.items()),
     ]
-    lines += [f"  note: {msg}" for msg in m.get("messages", [])]
+    lines += [f"  note: {msg}" for msg in m.messages]
     print("\n".join(lines))
 
 
@@ -367,7 +364,7 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
     inputs = [str(p) for p in args.inputs]
     if args.add:
         previous = artifacts.open_run(cache_dir, args.name, verify=False)
-        known = [str(i["path"]) for i in previous.manifest["inputs"]]
+        known = [i.path for i in previous.manifest.inputs]
         inputs = known + [p for p in inputs if p not in known]
     config = BuildConfig(
         name=args.name,
@@ -437,7 +434,7 @@ def _print_curation_carried(run: artifacts.Run) -> None:
     print(f", {len(curated.unmatched)} not matched in this run (shown on the Curate page):")
     for change in curated.unmatched:
         print("    " + curation.describe(change))
-    if not run.manifest["counts"].get("kept_topics"):
+    if not run.manifest.counts.kept_topics:
         print("    (the refit regrouped these topics; --keep-topics adds papers without refitting)")
 
 
@@ -594,9 +591,9 @@ def _cmd_list(args: argparse.Namespace, cache_dir: Path) -> None:
         return
     for name in names:
         run = artifacts.open_run(cache_dir, name, verify=False)
-        c = run.manifest["counts"]
+        c = run.manifest.counts
         print(
-            f"{name}\t{run.run_id}\t{c['papers']} papers\t{c['topics']} topics\t{run.manifest['created_at']}"
+            f"{name}\t{run.run_id}\t{c.papers} papers\t{c.topics} topics\t{run.manifest.created_at}"
         )
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from explorer import curation_log
-from explorer.artifacts import OUTLIER_ID, Run
+from explorer.artifacts import OUTLIER_ID, Run, level_of, topic_of
 from explorer.curation_apply import (  # noqa: F401 - applying, re-exported
     EDITS,
     HIDDEN_LABEL,
@@ -30,7 +30,6 @@ from explorer.curation_apply import (  # noqa: F401 - applying, re-exported
     Members,
     active,
     apply,
-    level_of,
 )
 from explorer.curation_log import (  # noqa: F401 - the overlay's file API, re-exported
     FIELDS,
@@ -127,7 +126,7 @@ def _check_edit(op: str, args: dict, nodes: pd.DataFrame) -> None:
         levels = {level_of(n) for n in merged}
         if len(merged) < 2 or levels - {"topic", "subtopic"} or len(levels) > 1:
             raise InputError("merge two or more topics, or two or more subtopics of one topic")
-        if levels == {"subtopic"} and len({n.split(".")[0] for n in merged}) > 1:
+        if levels == {"subtopic"} and len({topic_of(n) for n in merged}) > 1:
             raise InputError("subtopics merge only within their topic")
         args["nodes"] = merged
     if op == "move" and level_of(str(args["node"])) == "area":

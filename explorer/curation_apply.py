@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from explorer import curation_log
-from explorer.artifacts import OUTLIER_ID, id_order
+from explorer.artifacts import OUTLIER_ID, id_order, level_of, topic_of
 
 # A node of a new run carries a curation when it shares at least half of the union of its
 # papers with the curated node (Jaccard >= 0.5): then no other node can share as much, so
@@ -27,13 +27,6 @@ MATCH_JACCARD = 0.5
 EDITS = ("rename", "merge", "hide", "unhide", "move")
 HIDDEN_LABEL = "hidden"
 LEVEL_COLUMN = {"area": "area_id", "topic": "topic_id", "subtopic": "subtopic_id"}
-
-
-def level_of(node_id: str) -> str:
-    """A node id's level, from its form: A3 area, 3 topic, 3.1 subtopic."""
-    if node_id.startswith("A"):
-        return "area"
-    return "subtopic" if "." in node_id else "topic"
 
 
 # --- the state ---------------------------------------------------------------------------
@@ -191,7 +184,7 @@ class _Replay:
         """The paper to `node`'s topic (and subtopic), in that topic's area."""
         if self._row is None:
             self._row = {p: i for i, p in enumerate(self.papers["paper_id"])}
-        row, topic = self._row[paper], node.split(".")[0]
+        row, topic = self._row[paper], topic_of(node)
         area = self.parent.get(topic) if topic in self.alive else None
         self.column["topic_id"][row] = topic
         self.column["area_id"][row] = area if isinstance(area, str) else ""

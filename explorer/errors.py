@@ -13,6 +13,10 @@ class InputError(ExplorerError):
     """Bad input: the message names the file and, when known, the line, entry or field."""
 
 
+class NodeIdError(InputError, ValueError):
+    """A text that is not a node id of the grammar in explorer.artifacts (A3, 3, 3.1, -1)."""
+
+
 class ArtifactError(ExplorerError):
     """A run on disk is missing, incomplete, of another schema, or damaged."""
 

@@ -22,6 +22,7 @@ with `--allowed-host` (DNS rebinding; docs/hosting.md, "Host names", for naming 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -84,13 +85,13 @@ _SEMANTIC = {
 
 
 def _readme(
-    corpus: str, run_id: str, counts: dict, *, semantic: bool, hosts: tuple[str, ...]
+    corpus: str, run_id: str, counts: artifacts.Counts, *, semantic: bool, hosts: tuple[str, ...]
 ) -> str:
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     named = ", ".join(f"`{h}`" for h in (*LOOPBACK_HOSTS, *hosts))
     return f"""# {corpus}: topic explorer
 
-{counts["papers"]:,} papers, {counts["topics"]} topics (run {run_id}). Built with Topic Explorer;
+{counts.papers:,} papers, {counts.topics} topics (run {run_id}). Built with Topic Explorer;
 this folder serves the dashboard and needs no GPU, torch or internet access.
 {_SEMANTIC[semantic]}
 
@@ -431,8 +432,9 @@ def _write_folder(folder: Path, run: artifacts.Run, allowed_hosts: tuple[str, ..
     _copy_curation(folder, run)
     semantic = _copy_encoder(folder, run)
     (folder / "requirements.txt").write_text(_requirements())
-    counts = run.manifest["counts"]
-    readme = _readme(run.corpus, run.run_id, counts, semantic=semantic, hosts=allowed_hosts)
+    readme = _readme(
+        run.corpus, run.run_id, run.manifest.counts, semantic=semantic, hosts=allowed_hosts
+    )
     (folder / "README.md").write_text(readme)
     artifacts.open_run(folder / "cache", run.corpus)  # the copy verifies like the original
     for path in folder.rglob("*"):
@@ -480,9 +482,10 @@ def _keep_file_names(run_dir: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    manifest = artifacts.read_manifest(run_dir)
-    full = sorted({str(i["path"]) for i in manifest.get("inputs", [])}, key=len, reverse=True)
-    manifest = _renamed(manifest, {path: Path(path).name for path in full})
+    manifest = artifacts.Manifest.read(run_dir)
+    full = sorted({i.path for i in manifest.inputs}, key=len, reverse=True)
+    renamed = _renamed(manifest.to_json(), {path: Path(path).name for path in full})
+    manifest = artifacts.Manifest.from_json(renamed, "", run_dir / artifacts.MANIFEST)
     table_file = run_dir / "papers.parquet"
     table = pq.read_table(table_file)
     if "source_file" in table.column_names:
@@ -491,10 +494,9 @@ def _keep_file_names(run_dir: Path) -> None:
         field = table.schema.field(column)
         table = table.set_column(column, field, pa.array(names, type=field.type))
         pq.write_table(table, table_file)
-        stat = {"bytes": table_file.stat().st_size, "sha256": artifacts.sha256_file(table_file)}
-        manifest["files"][table_file.name] = stat
-    text = json.dumps(manifest, indent=2, ensure_ascii=False)
-    artifacts.atomic_write_text(run_dir / artifacts.MANIFEST, text)
+        files = {**manifest.files, table_file.name: artifacts.file_record(table_file)}
+        manifest = dataclasses.replace(manifest, files=files)
+    manifest.write(run_dir)
 
 
 def _renamed(value: object, names: dict[str, str]) -> object:

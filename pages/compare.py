@@ -4,6 +4,7 @@ topics (?a=X&b=Y). The work is explorer.view.compare's, kept per pair of runs.""
 import pandas as pd
 import streamlit as st
 
+from explorer.artifacts import topic_of
 from explorer.view import charts, compare
 from explorer.view.store import level_ids, node_name
 from explorer.view.text import md_format
@@ -74,7 +75,7 @@ def years_mode(data: RunData) -> None:
     )
     st.plotly_chart(charts.shift_bars(table, name, colors(data)), key="shifts")
     shown = table.assign(
-        open=[topic_link(data.corpus, n.split(".")[0]) for n in table["node_id"]],
+        open=[topic_link(data.corpus, topic_of(n)) for n in table["node_id"]],
         node=[name(n) for n in table["node_id"]],
     )[["open", "node", "status", "papers_a", "share_a", "papers_b", "share_b", "shift"]]
     percent = st.column_config.NumberColumn(format="percent")
@@ -104,7 +105,7 @@ def corpora_mode(data: RunData) -> None:
     corpus_a = left.selectbox("Corpus A", names, key=A, bind="query-params")
     corpus_b = right.selectbox("Corpus B", names, key=B, bind="query-params")
     one, other = run_of(corpus_a), run_of(corpus_b)
-    reason = compare.incomparable(one.manifest, other.manifest)
+    reason = compare.incomparable(one.manifest.config, other.manifest.config)
     if reason:
         st.error(md_format("These corpora cannot be compared: {reason}.", reason=reason))
         return

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from explorer.artifacts import level_of, topic_of
 from explorer.view import charts
 from explorer.view.store import class_counts, largest_topic_of, nodes_at, ranked_terms
 from explorer.view.text import md, md_format
@@ -14,13 +15,13 @@ ensure_router()
 
 data = current()
 m = data.manifest
-counts = m["counts"]
+counts = m.counts
 papers = data.papers
 
 st.title(md_format("Overview: {corpus}", corpus=data.corpus))
 cols = st.columns(4)
 # Metric values render Markdown too, and the manifest is a file on disk: escaped.
-cols[0].metric("Papers", md_format("{n:,}", n=counts["papers"]))
+cols[0].metric("Papers", md_format("{n:,}", n=counts.papers))
 per_level = data.nodes["level"].value_counts()  # as curated: a merge counts one topic
 cols[1].metric(
     "Areas · topics · subtopics",
@@ -31,11 +32,11 @@ cols[1].metric(
         s=per_level.get("subtopic", 0),
     ),
 )
-cols[2].metric("Outliers", md_format("{share:.1%}", share=counts["outlier_share"]))
-years = counts["years"]
+cols[2].metric("Outliers", md_format("{share:.1%}", share=counts.outlier_share))
+years = counts.years
 span = f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "—")
 cols[3].metric("Years", md(span))
-for message in m.get("messages", []):
+for message in m.messages:
     st.warning(md(message))
 
 left, right = st.columns([3, 2])
@@ -52,7 +53,8 @@ with left:
     points = event.selection.points if event else []
     if points:
         node = str(points[0]["customdata"][0])
-        topic = largest_topic_of(data.nodes, node) if node.startswith("A") else node.split(".")[0]
+        area = level_of(node) == "area"
+        topic = largest_topic_of(data.nodes, node) if area else topic_of(node)
         target = {"level": level, "topic": topic}
         st.query_params.clear()
         st.switch_page("pages/topics.py", query_params={**target, "corpus": data.corpus})
@@ -74,20 +76,20 @@ with right:
     st.dataframe(top, hide_index=True)
 
 st.subheader("How this corpus was built")
-config = m["config"]
+config = m.config
 st.dataframe(
     pd.DataFrame(
         {
             "setting": ["run", "built", "embedding model", "papers skipped", "duplicates merged"]
-            + list(config["params"]),
+            + list(config.params),
             "value": [
                 data.run_id,
-                m["created_at"],
-                config["embedding_model_id"],
-                counts["skipped"],
-                counts["merged"],
+                m.created_at,
+                config.embedding_model_id,
+                counts.skipped,
+                counts.merged,
             ]
-            + [str(v) for v in config["params"].values()],
+            + [str(v) for v in config.params.values()],
         }
     ).astype(str),
     hide_index=True,
@@ -95,6 +97,6 @@ st.dataframe(
 st.caption(
     md_format(
         "Seconds per stage: {stages}",
-        stages=", ".join(f"{k} {v:.1f}" for k, v in m["timings"].items()),
+        stages=", ".join(f"{k} {v:.1f}" for k, v in m.timings.items()),
     )
 )

@@ -6,7 +6,6 @@ viewer reads is present and consistent, and the manifest carries the real invent
 
 from __future__ import annotations
 
-import json
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,9 +31,9 @@ def _synthetic_levels(
     labels = papers["topic_id"].to_numpy()
     subtopic = np.full(len(papers), "", dtype=object)
     members = np.flatnonzero(labels == 0)
-    subtopic[members] = [f"0.{i % 2}" for i in range(len(members))]
+    subtopic[members] = [artifacts.subtopic_id(0, i % 2) for i in range(len(members))]
     levels = Levels(
-        area_of_topic={t: f"A{t % 6}" for t in present},
+        area_of_topic={t: artifacts.area_id(t % 6) for t in present},
         subtopic=subtopic,
         unsplit={},
     )
@@ -159,43 +158,30 @@ def write_synthetic_run(
     artifacts.write_array(tmp, "doc_terms_indices", matrix.indices.astype(np.int32))
     vectors = rng.normal(size=(n_papers, 384)).astype(np.float32)
     artifacts.write_array(tmp, "embeddings", unit_float16(vectors))
-    manifest = {
-        "schema_version": artifacts.SCHEMA_VERSION,
-        "corpus": name,
-        "run_id": run_id,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "config": {
-            "embedding_model": "synthetic",
-            "embedding_model_id": "synthetic",
-            "seed": seed,
-            "min_topic_size": None,
-            "params": {},
-            "read_options": {},
-        },
-        "inputs": [],
-        "counts": {
-            "papers": n_papers,
-            "skipped": 0,
-            "merged": 0,
-            "topics": len(present),
-            "outliers": int((topic_of == -1).sum()),
-            "outlier_share": float((topic_of == -1).mean()),
-            "clustered_share": 0.95,
-            "outlier_threshold": 0.5,
-            "embedded_new": 0,
-            "embedded_cached": n_papers,
-            "vocabulary": len(WORDS),
-            "years": sorted(set(years.tolist())),
-            "venues": ["ICML", "NeurIPS"],
-        },  # fmt: skip
-        "skipped_examples": [],
-        "merged_examples": [],
-        "messages": [],
-        "timings": {},
-        "versions": {},
-        "files": artifacts.file_inventory(tmp),
-    }
-    artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest))
+    config = artifacts.RunConfig(
+        embedding_model="synthetic", embedding_model_id="synthetic",
+        embedding_weights="synthetic", embedding_precision="float32", seed=seed,
+        min_topic_size=None, params={}, read_options={},
+    )  # fmt: skip
+    levels = nodes["level"].value_counts()
+    counts = artifacts.Counts(
+        papers=n_papers, skipped=0, merged=0, topics=len(present),
+        outliers=int((topic_of == -1).sum()), outlier_share=float((topic_of == -1).mean()),
+        clustered_share=0.95, outlier_threshold=0.5, embedded_new=0, embedded_cached=n_papers,
+        vocabulary=len(WORDS),
+        levels=artifacts.LevelCounts(
+            areas=int(levels.get("area", 0)), topics=int(levels.get("topic", 0)),
+            subtopics=int(levels.get("subtopic", 0)), has_areas=artifacts.has_area_level(nodes),
+            largest_leaf_share=0.0,
+        ),
+        years=tuple(sorted(set(years.tolist()))), venues=("ICML", "NeurIPS"),
+    )  # fmt: skip
+    artifacts.Manifest(
+        schema_version=artifacts.SCHEMA_VERSION, pipeline_version=0, corpus=name, run_id=run_id,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), config=config,
+        inputs=(), counts=counts, skipped_examples=(), merged_examples=(), messages=(),
+        timings={}, versions={}, files=artifacts.file_inventory(tmp),
+    ).write(tmp)  # fmt: skip
     final = corpus_dir / run_id
     tmp.replace(final)
     artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)

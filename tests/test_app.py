@@ -82,7 +82,7 @@ def test_overview(app, seed_run):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Papers"] == "38"
     levels = shown(metrics["Areas · topics · subtopics"]).split(" · ")
-    assert levels[1] == str(seed_run.manifest["counts"]["topics"])
+    assert levels[1] == str(seed_run.manifest.counts.topics)
     assert "Overview: seed" in texts(at)
 
 

@@ -55,10 +55,10 @@ def _build(cache: Path, name: str, source: Path, precision: str) -> Run:
 
 def _differences(cold: Run, warm: Run) -> list[str]:
     """Each file that differs, with the first table column that differs when it is a table."""
-    files = cold.manifest["files"]
+    files = cold.manifest.files
     out = []
     for name, facts in files.items():
-        if warm.manifest["files"].get(name) == facts:
+        if warm.manifest.files.get(name) == facts:
             continue
         detail = ""
         if name.endswith(".parquet"):
@@ -78,11 +78,11 @@ def test_a_run_is_identical_cold_and_in_a_cache_with_history(tmp_path, precision
     _build(warm_cache, "half", half, precision)
     warm = _build(warm_cache, "seed", SEED_DIR, precision)
 
-    assert cold.manifest["config"]["embedding_precision"] == precision
-    counts = warm.manifest["counts"]
-    assert counts["embedded_cached"] >= counts["papers"] // 2  # the history was used
-    assert cold.manifest["counts"]["embedded_cached"] == 0
+    assert cold.manifest.config.embedding_precision == precision
+    counts = warm.manifest.counts
+    assert counts.embedded_cached >= counts.papers // 2  # the history was used
+    assert cold.manifest.counts.embedded_cached == 0
     assert cold.run_id == warm.run_id
-    assert sorted(cold.manifest["files"]) == sorted(warm.manifest["files"])
+    assert sorted(cold.manifest.files) == sorted(warm.manifest.files)
     assert _differences(cold, warm) == []
     pd.testing.assert_frame_equal(cold.table("papers"), warm.table("papers"))

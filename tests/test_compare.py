@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from explorer.artifacts import RunConfig
 from explorer.view.compare import (
     PRESENT_SHARE,
     compare_corpora,
@@ -67,13 +70,13 @@ def test_a_planted_topic_split_in_b_matches_one_to_two():
 
 
 def test_runs_of_another_model_or_precision_are_refused():
-    config = {"embedding_model_id": "m1", "embedding_weights": "w", "embedding_precision": "f"}
-    same = {"config": dict(config)}
-    assert incomparable({"config": config}, same) is None
-    other = {"config": {**config, "embedding_model_id": "m2"}}
-    assert "model" in incomparable({"config": config}, other)
-    other = {"config": {**config, "embedding_precision": "bfloat16"}}
-    assert "precision" in incomparable({"config": config}, other)
+    config = RunConfig(
+        embedding_model="m", embedding_model_id="m1", embedding_weights="w",
+        embedding_precision="f", seed=1, min_topic_size=None, params={}, read_options={},
+    )  # fmt: skip
+    assert incomparable(config, replace(config)) is None
+    assert "model" in incomparable(config, replace(config, embedding_model_id="m2"))
+    assert "precision" in incomparable(config, replace(config, embedding_precision="bfloat16"))
 
 
 @pytest.fixture

@@ -258,9 +258,9 @@ def check_kept(rebuilt: Rebuilt) -> None:
     added = new.loc[rebuilt.new_paper]
     assert added["topic_id"] in set(old["topic_id"])
     assert min(old["x"]) <= added["x"] <= max(old["x"])
-    assert rebuilt.new.manifest["counts"]["kept_topics"] == {
-        "run_id": rebuilt.old.run_id, "kept": len(old), "added": 1,
-    }  # fmt: skip
+    assert rebuilt.new.manifest.counts.kept_topics == artifacts.KeptCounts(
+        run_id=rebuilt.old.run_id, kept=len(old), added=1
+    )
     assert f"topics kept from run {rebuilt.old.run_id}: {len(old)} papers" in rebuilt.output
 
 
@@ -396,5 +396,5 @@ def test_most_curations_carry_over_a_rebuild_under_new_ids(icml_rebuilt):
     landed = check_applied(icml_rebuilt, cur)
     moved = [(c["node"], node) for c, node in landed if c["node"] != node]
     assert len(moved) >= 5, "the rebuild renumbered nodes: changes must follow their papers"
-    levels = {curation.level_of(node) for _, node in moved}
+    levels = {artifacts.level_of(node) for _, node in moved}
     assert levels == {"area", "topic", "subtopic"}, levels

@@ -236,9 +236,9 @@ def test_a_build_above_the_threshold_fits_a_sample_and_assigns_the_rest(seed_cac
     lines: list[str] = []
     config = build_config("s", [SEED_DIR], sample_above=20, sample_size=25)
     run = build(config, cache_dir=cache, progress=False, log=lines.append).run
-    counts = run.manifest["counts"]
-    assert counts["sample"] == {"fitted": 25, "assigned": 13}
-    assert run.manifest["config"]["sample"] == {"above": 20, "size": 25}
+    counts = run.manifest.counts
+    assert counts.sample == artifacts.SampleCounts(fitted=25, assigned=13)
+    assert run.manifest.config.sample == {"above": 20, "size": 25}
     assert "  25 papers in the sample, 13 assigned to its topics" in lines
     papers = run.table("papers")
     assert len(papers) == 38 and papers[["x", "y"]].notna().all().all()
@@ -249,5 +249,5 @@ def test_a_build_above_the_threshold_fits_a_sample_and_assigns_the_rest(seed_cac
         build_config("s", [SEED_DIR], sample_above=50, sample_size=25),
         cache_dir=cache, progress=False, log=lines.append,
     ).run  # fmt: skip
-    assert "sample" not in whole.manifest["config"] and whole.run_id != run.run_id
+    assert whole.manifest.config.sample is None and whole.run_id != run.run_id
     assert whole.run_id == artifacts.open_run(seed_cache, "seed").run_id

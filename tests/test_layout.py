@@ -6,6 +6,8 @@
   exported query encoder for both) imports neither world.
 - `explorer/build/` never imports the view world (data flows one way).
 - Only `explorer/view/ui/` (and pages/, app.py) import streamlit.
+- No module of explorer/, pages/ or bench/ but the contract parses node ids or reads the
+  manifest by hand: they use explorer.artifacts' node-id grammar and its typed Manifest.
 """
 
 from __future__ import annotations
@@ -92,3 +94,97 @@ def test_the_boundary_check_catches_a_violation(tmp_path):
     )
     assert imports(bad)[0] == ("explorer.build", True)
     assert ("explorer.build.embed", False) in imports(bad)
+
+
+# --- the contract is used, not re-implemented ----------------------------------------------
+# Node ids are parsed and made only by explorer.artifacts (level_of, topic_of, parent_of,
+# area_id, subtopic_id...), and the manifest is read only as explorer.artifacts.Manifest:
+# nothing outside the contract takes an id apart by hand, reads a manifest key by string or
+# opens manifest.json itself. (A typed Manifest cannot be subscripted, so `m["counts"]` on
+# one fails at once; what this check guards is the way around it, the file read as a dict.)
+# Tests of the contract itself may do all of these.
+USERS = [
+    p
+    for p in [*_files(PACKAGE), *_files(ROOT / "pages"), *_files(ROOT / "bench"), ROOT / "app.py"]
+    if p != PACKAGE / "artifacts.py"
+]
+# Calls that take a node id apart: x.startswith("A"), x.lstrip("A"), x.split("."), ...
+ID_CALLS = {("startswith", "A"), ("lstrip", "A"), ("split", "."), ("partition", ".")}
+
+
+def _text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _manifest(node: ast.AST) -> bool:
+    """Whether an expression is, or is read from, something named a manifest."""
+    return "manifest" in ast.unparse(node).lower()
+
+
+def contract_violations(path: Path) -> list[str]:
+    """Lines that parse a node id or read a manifest key by hand, as `file:line: what`."""
+    name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [f"{name}:{node.lineno}: {what}" for node in ast.walk(tree) if (what := _by_hand(node))]
+
+
+def _by_hand(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Subscript):
+        if (key := _text(node.slice)) is not None and _manifest(node.value):
+            return f"manifest key {key!r} read by string"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        method, args = node.func.attr, [_text(a) for a in node.args]
+        if method == "get" and args and args[0] is not None and _manifest(node.func.value):
+            return f"manifest key {args[0]!r} read by .get"
+        if len(args) == 1 and (method, args[0]) in ID_CALLS:
+            return f"node id parsed by .{method}({args[0]!r})"
+    elif (
+        isinstance(node, ast.Compare)
+        and _text(node.left) == "."
+        and isinstance(node.ops[0], ast.In)
+    ):
+        return "node id parsed by '.' in"
+    elif isinstance(node, ast.JoinedStr) and node.values and _text(node.values[0]) == "A":
+        return "area id made by an f-string"
+    elif _text(node) == "manifest.json":
+        return "manifest.json opened around artifacts.Manifest"
+    return None
+
+
+def test_no_module_parses_node_ids_or_reads_manifest_keys_by_hand():
+    found = [line for path in USERS for line in contract_violations(path)]
+    assert found == [], "use explorer.artifacts' node-id grammar and Manifest:\n" + "\n".join(found)
+
+
+def test_the_contract_check_catches_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def f(run, node, manifest, folder):\n"
+        "    a = run.manifest['counts']\n"
+        "    b = manifest['config']['params']\n"
+        "    c = run.manifest.get('messages', [])\n"
+        "    d = node.startswith('A') or '.' in node\n"
+        "    e = node.split('.')[0], node.partition('.'), node.lstrip('A')\n"
+        "    return f'A{node}', manifest.get('timings'), (folder / 'manifest.json').read_text()\n"
+    )
+    found = contract_violations(bad)
+    for line, what in [
+        (2, "'counts' read by string"), (3, "'config' read by string"),
+        (4, "'messages' read by .get"), (5, ".startswith('A')"), (5, "'.' in"),
+        (6, ".split('.')"), (6, ".partition('.')"), (6, ".lstrip('A')"), (7, "area id made"),
+        (7, "'timings' read by .get"), (7, "manifest.json opened"),
+    ]:  # fmt: skip
+        assert any(f.startswith(f"bad.py:{line}: ") and what in f for f in found), (line, what)
+    assert _clean_example(tmp_path) == []
+
+
+def _clean_example(tmp_path: Path) -> list[str]:
+    """What the contract's own way of doing the same reports: nothing."""
+    good = tmp_path / "good.py"
+    good.write_text(
+        "from explorer import artifacts\n\n"
+        "def f(run, node):\n"
+        "    a = run.manifest.counts.papers\n"
+        "    return artifacts.topic_of(node), artifacts.area_id(3), 'x.y'.rsplit('.', 1)\n"
+    )
+    return contract_violations(good)

@@ -86,10 +86,10 @@ def test_seed_build_paths_are_complete_and_sizes_add_up(seed_run):
             assert not isinstance(node.parent_id, str)  # areas are the top level
         else:
             assert node.parent_id in by_id.index
-    counts = seed_run.manifest["counts"]["levels"]
-    assert counts["topics"] == int((nodes["level"] == "topic").sum())
+    counts = seed_run.manifest.counts.levels
+    assert counts.topics == int((nodes["level"] == "topic").sum())
     leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"])
-    assert counts["largest_leaf_share"] == round(leaf[real].value_counts().max() / len(papers), 4)
+    assert counts.largest_leaf_share == round(leaf[real].value_counts().max() / len(papers), 4)
     assert isinstance(pd.read_parquet(seed_run.path / "nodes.parquet")["node_id"].iloc[0], str)
     assert SPLIT_SHARE == 0.05
 

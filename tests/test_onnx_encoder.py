@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from explorer.errors import ArtifactError, ExplorerError
 from explorer.onnx_encoder import load_onnx_encoder
 from explorer.view import encoder, search
 from tests.conftest import ROOT
+from tests.synthetic import write_synthetic_run
 
 LONG = " ".join(
     f"Section {i}: we study variational inference for Gaussian processes under covariate "
@@ -73,8 +75,8 @@ def _cosine_gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def test_the_run_names_its_export(seed_run, ref):
-    record = seed_run.manifest[artifacts.ENCODER_KEY]
-    weights = seed_run.manifest["config"]["embedding_weights"]
+    record = seed_run.manifest.query_encoder
+    weights = seed_run.manifest.config.embedding_weights
     assert record["format"] == "onnx"
     assert record["folder"] == f"models/onnx/sentence-transformers_all-MiniLM-L6-v2-{weights}"
     facts = artifacts.read_encoder_facts(ref)
@@ -82,7 +84,7 @@ def test_the_run_names_its_export(seed_run, ref):
     assert facts["max_seq_length"] == 256 and facts["dimension"] == 384
     assert facts["inputs"] == ["input_ids", "attention_mask", "token_type_ids"]
     assert set(facts["files"]) == {"model.onnx", "model.onnx.data", "tokenizer.json"}
-    assert "encoder" in seed_run.manifest["timings"]
+    assert "encoder" in seed_run.manifest.timings
 
 
 def test_onnx_vectors_match_sentence_transformers(ours, model):
@@ -110,7 +112,7 @@ def test_top_ten_over_the_seed_corpus_is_the_same(seed_run, ours, model):
 
 def test_the_export_is_cached_by_weights(seed_cache, seed_run, tmp_path, monkeypatch):
     shutil.copytree(seed_cache / "models", tmp_path / "models")
-    weights = seed_run.manifest["config"]["embedding_weights"]
+    weights = seed_run.manifest.config.embedding_weights
     exported = []
 
     def export(name, folder, weights):
@@ -123,7 +125,7 @@ def test_the_export_is_cached_by_weights(seed_cache, seed_run, tmp_path, monkeyp
         DEFAULT_MODEL, weights=weights, cache_root=tmp_path, log=logs.append
     )
     assert exported == [] and logs == []  # the second build of the model: nothing exported
-    assert record == seed_run.manifest[artifacts.ENCODER_KEY]
+    assert record == seed_run.manifest.query_encoder
     record = encoder_export.export_query_encoder(  # other weights: another folder, a new export
         DEFAULT_MODEL, weights="0" * 16, cache_root=tmp_path, log=logs.append
     )
@@ -140,11 +142,11 @@ def test_a_damaged_export_is_redone(seed_cache, seed_run, tmp_path, monkeypatch)
     ref = artifacts.encoder_ref(tmp_path, seed_run.manifest)
     with pytest.raises(ArtifactError, match="model.onnx.data: changed since it was built"):
         artifacts.read_encoder_facts(ref)
-    weights = seed_run.manifest["config"]["embedding_weights"]
+    weights = seed_run.manifest.config.embedding_weights
     record = encoder_export.export_query_encoder(
         DEFAULT_MODEL, weights=weights, cache_root=tmp_path, log=lambda m: None
     )
-    assert record == seed_run.manifest[artifacts.ENCODER_KEY]  # the export is deterministic
+    assert record == seed_run.manifest.query_encoder  # the export is deterministic
     assert artifacts.read_encoder_facts(ref)["pooling"] == "mean"
 
 
@@ -187,7 +189,9 @@ def test_a_pipeline_numpy_cannot_finish_is_skipped(tmp_path, modules, pooling, r
     )
     assert record["format"] is None and reason in record["skipped"]
     assert len(logs) == 1 and reason in logs[0]
-    assert artifacts.encoder_ref(tmp_path, {artifacts.ENCODER_KEY: record}) is None
+    run_dir = write_synthetic_run(tmp_path / "synthetic", "syn", 50, n_topics=8)
+    manifest = replace(artifacts.Manifest.read(run_dir), query_encoder=record)
+    assert artifacts.encoder_ref(tmp_path, manifest) is None
 
 
 def test_fallback_order(ref, monkeypatch):

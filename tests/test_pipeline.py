@@ -22,9 +22,9 @@ QUIET = {"progress": False, "log": lambda m: None}
 
 def test_seed_build_writes_every_artifact(seed_run):
     m = seed_run.manifest
-    assert m["schema_version"] == artifacts.SCHEMA_VERSION
-    assert m["counts"]["papers"] == 38 and m["counts"]["topics"] >= 1
-    assert set(m["timings"]) == {
+    assert m.schema_version == artifacts.SCHEMA_VERSION
+    assert m.counts.papers == 38 and m.counts.topics >= 1
+    assert set(m.timings) == {
         "read",
         "embed",
         "neighbors",
@@ -34,12 +34,12 @@ def test_seed_build_writes_every_artifact(seed_run):
         "write",
         "encoder",
     }
-    assert m["config"]["embedding_model_id"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert len(m["inputs"]) == 2 and all(len(i["sha256"]) == 64 for i in m["inputs"])
+    assert m.config.embedding_model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert len(m.inputs) == 2 and all(len(i.sha256) == 64 for i in m.inputs)
     for name in artifacts.TABLES:
-        assert f"{name}.parquet" in m["files"]
-    assert "model/topic_embeddings.safetensors" in m["files"]
-    assert not any(name.endswith((".pkl", ".pickle", ".bin")) for name in m["files"])
+        assert f"{name}.parquet" in m.files
+    assert "model/topic_embeddings.safetensors" in m.files
+    assert not any(name.endswith((".pkl", ".pickle", ".bin")) for name in m.files)
     latest = seed_run.path.parent / artifacts.LATEST
     assert latest.read_text().strip() == seed_run.run_id
 
@@ -88,17 +88,15 @@ def test_refit_and_added_papers_embed_only_new_texts(seed_cache, tmp_path, capsy
         cache_dir=tmp_path,
         **QUIET,
     )
-    assert refit.run.manifest["counts"]["embedded_new"] == 0
+    assert refit.run.manifest.counts.embedded_new == 0
     assert "it/s" not in capsys.readouterr().err  # no progress bar (BERTopic's included)
     extra = tmp_path / "extra.txt"
     extra.write_text(
         "ICML 2025 extra\n\nA brand new abstract about protein folding with diffusion models.\n"
     )
     added = build(build_config("s", [SEED_DIR, extra]), cache_dir=tmp_path, **QUIET)
-    counts = added.run.manifest["counts"]
-    assert (
-        counts["embedded_new"] == 1 and counts["embedded_cached"] == 38 and counts["papers"] == 39
-    )
+    counts = added.run.manifest.counts
+    assert counts.embedded_new == 1 and counts.embedded_cached == 38 and counts.papers == 39
 
 
 def test_cli_info_export_list(seed_cache, tmp_path, capsys):

@@ -45,19 +45,19 @@ def scenario(tmp_path_factory) -> dict:
 
 def run_of(scenario: dict, cache: str) -> artifacts.Run:
     run = artifacts.open_run(scenario["workdir"] / cache, "seed")
-    assert run.manifest["config"]["seed"] == BUILD_SEED  # EXPLORER_TEST_SEED reached it
+    assert run.manifest.config.seed == BUILD_SEED  # EXPLORER_TEST_SEED reached it
     return run
 
 
 def vectors(run: artifacts.Run) -> np.ndarray:
     """The run's papers' float32 vectors from its embedding cache (the stored run keeps
     float16 only)."""
-    config = run.manifest["config"]
+    config = run.manifest.config
     cache = EmbeddingCache(
         run.path.parents[1],
-        config["embedding_model"],
-        weights=config["embedding_weights"],
-        precision=config["embedding_precision"],
+        config.embedding_model,
+        weights=config.embedding_weights,
+        precision=config.embedding_precision,
     )
     known = cache.load()
     from explorer.build.sources import read_inputs
@@ -127,7 +127,7 @@ def test_the_local_engine_never_imports_ray(seed_cache, tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     manifest = artifacts.open_run(tmp_path, "seed").manifest
-    assert manifest["counts"]["papers"] == 38 and manifest["config"]["seed"] == BUILD_SEED
+    assert manifest.counts.papers == 38 and manifest.config.seed == BUILD_SEED
 
 
 def test_ray_options_without_the_ray_engine_are_one_line(tmp_path, capsys):

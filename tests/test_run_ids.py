@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 
 import pytest
 
+from explorer import artifacts
 from explorer.build import pipeline
 from explorer.build.pipeline import build, plan_build
 from explorer.build.sources import read_inputs
@@ -58,22 +60,41 @@ def test_a_run_made_by_older_code_is_rebuilt_and_says_why(
         f"{pipeline.PIPELINE_VERSION - 1}; this is {pipeline.PIPELINE_VERSION}."
     )
     assert expected in lines, lines
-    assert result.run.manifest["pipeline_version"] == pipeline.PIPELINE_VERSION
+    assert result.run.manifest.pipeline_version == pipeline.PIPELINE_VERSION
 
 
 def test_rebuild_reason_names_the_changed_package(seed_run, tmp_path):
     plan = _plan(SEED_DIR, cache=tmp_path)
-    previous = json.loads(json.dumps(seed_run.manifest))
-    previous["versions"]["bertopic"] = "0.16.0"
+    copy = tmp_path / "copy" / "seed" / seed_run.run_id
+    copy.mkdir(parents=True)
+    shutil.copy(seed_run.path / artifacts.MANIFEST, copy)
+    current = artifacts.read_prior_run(tmp_path / "copy", "seed")
+    assert current.run_id == seed_run.run_id
+    assert current.embedding_precision == seed_run.manifest.config.embedding_precision
+    previous = replace(current, versions={**current.versions, "bertopic": "0.16.0"})
     reason = pipeline.rebuild_reason(previous, plan)
     assert reason == (
         f"its run {seed_run.run_id} was made with bertopic 0.16.0 -> "
         f"{plan.code['packages']['bertopic']}"
     )
-    previous = json.loads(json.dumps(seed_run.manifest))
-    previous["config"]["embedding_weights"] = "0" * 16
+    previous = replace(current, embedding_weights="0" * 16)
     assert "weights changed" in pipeline.rebuild_reason(previous, plan)
-    assert pipeline.rebuild_reason(seed_run.manifest, plan) is None
+    assert pipeline.rebuild_reason(current, plan) is None
+
+
+def test_a_run_of_an_older_schema_still_explains_the_rebuild(tmp_path):
+    """Manifest.read refuses another schema; the rebuild line must still name the version."""
+    run = tmp_path / "c" / "old1"
+    run.mkdir(parents=True)
+    (run / artifacts.MANIFEST).write_text(
+        json.dumps({"schema_version": 1, "pipeline_version": 3, "config": {"seed": 1}})
+    )
+    prior = artifacts.read_prior_run(tmp_path, "c")
+    assert prior.run_id == "old1" and prior.embedding_precision == "float32"
+    plan = _plan(SEED_DIR, cache=tmp_path)
+    assert "made by pipeline version 3" in pipeline.rebuild_reason(prior, plan)
+    (run / artifacts.MANIFEST).write_text("[1, 2]")
+    assert artifacts.read_prior_run(tmp_path, "c") is None
 
 
 def test_make_run_always_asks_explorer_build(tmp_path):

@@ -46,7 +46,7 @@ def test_key_phrase_ranks_its_paper_in_top_three(seed_run, query, needle):
     from explorer.build.embed import load_model
 
     papers = seed_run.table("papers")
-    model = load_model(seed_run.manifest["config"]["embedding_model"])
+    model = load_model(seed_run.manifest.config.embedding_model)
     scores = search.semantic_scores(seed_run.array("embeddings"), model.encode([query])[0])
     best = search.top(scores, papers.index.to_numpy(), 3)
     assert _row_of(papers, needle) in best, papers.loc[best, "title"].tolist()

@@ -112,9 +112,9 @@ def test_a_stability_build_scores_every_topic_and_shows_it(stable_cache, tmp_pat
     topics = run.table("topics")
     real = topics[topics["topic_id"] != "-1"]
     assert real["stability"].between(0, 1).all()
-    counts = run.manifest["counts"]["stability"]
-    assert counts["refits"] == 2 and -1 <= counts["mean_ari"] <= 1
-    assert run.manifest["config"]["stability"] == 2  # K is part of the run id
+    counts = run.manifest.counts.stability
+    assert counts.refits == 2 and -1 <= counts.mean_ari <= 1
+    assert run.manifest.config.stability == 2  # K is part of the run id
     out = tmp_path / "export.csv"
     assert cli.main(["--cache-dir", str(stable_cache), "export", "seed", "--out", str(out)]) == 0
     import csv

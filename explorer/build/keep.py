@@ -60,13 +60,13 @@ def load_base(cache_dir: Path, corpus: str) -> Base:
     papers["topic_id"] = papers["topic_id"].astype(int)
     nodes = run.table("nodes")
     topics = nodes[nodes["level"] == "topic"]
-    config = run.manifest["config"]
+    config = run.manifest.config
     return Base(
         run_id=run.run_id,
         papers=papers,
-        params=dict(config["params"]),
-        embedding_model=str(config["embedding_model"]),
-        threshold=float(run.manifest["counts"]["outlier_threshold"]),
+        params=dict(config.params),
+        embedding_model=config.embedding_model,
+        threshold=float(run.manifest.counts.outlier_threshold),
         area_of_topic={
             int(n): str(p) for n, p in zip(topics["node_id"], topics["parent_id"], strict=True)
         },
@@ -114,12 +114,16 @@ def renumbered(kept: Kept, fitted: np.ndarray) -> Kept:
     mapping = {int(a): int(b) for a, b in zip(kept.labels.tolist(), fitted.tolist(), strict=True)}
 
     def sub(node: str) -> str:
-        topic, _, part = node.partition(".")
-        return f"{mapping[int(topic)]}.{part}" if node else ""
+        if not node:
+            return ""
+        return artifacts.subtopic_id(
+            mapping[int(artifacts.topic_of(node))], artifacts.subtopic_index(node)
+        )
 
+    renamed = {s: sub(s) for s in set(kept.levels.subtopic.tolist())}  # once per subtopic
     levels = Levels(
         area_of_topic={mapping[t]: a for t, a in kept.levels.area_of_topic.items()},
-        subtopic=np.array([sub(s) for s in kept.levels.subtopic], dtype=object),
+        subtopic=np.array([renamed[s] for s in kept.levels.subtopic], dtype=object),
         unsplit={mapping[t]: why for t, why in kept.levels.unsplit.items()},
     )
     return Kept(fitted, levels, kept.coords, kept.kept, kept.added)

@@ -6,7 +6,8 @@
   level: each topic is its own area.
 - **Subtopics**: a topic is re-clustered on its own members (UMAP 5-D on its members'
   embeddings, then HDBSCAN; its leaf selection when the usual one leaves a part above
-  the 5% target) when it holds more than `SPLIT_SHARE` of
+  the 5% target; or the build's own clusterer, explorer/build/cluster.py) when it holds
+  more than `SPLIT_SHARE` of
   the corpus, or when it is heterogeneous (at least `HETEROGENEOUS_MIN_SIZE` papers and a
   cohesion, the mean cosine of its members to their centroid, in the lowest quartile of
   all topics). Stragglers join the nearest subtopic centroid, so every member lands in
@@ -24,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.artifacts import OUTLIER
+from explorer.artifacts import OUTLIER, area_id, subtopic_id
+from explorer.build.cluster import Clusterer, for_subtopics
 from explorer.vectors import centroids, normalise_rows
 
 SPLIT_SHARE = 0.05
@@ -83,12 +85,19 @@ def should_split(size: int, n_papers: int, cohesion: float, low_cohesion: float)
 
 
 def split_topic(
-    vectors: np.ndarray, *, min_size: int, max_size: int, seed: int, cache_root: Path | None
+    vectors: np.ndarray,
+    *,
+    min_size: int,
+    max_size: int,
+    seed: int,
+    cache_root: Path | None,
+    clusterer: Clusterer | None = None,
 ) -> np.ndarray | None:
     """Subcluster index (0 = largest) of each member, or None when there is no structure.
 
-    HDBSCAN's usual excess-of-mass selection first; when that leaves a part above
-    `max_size` papers (the leaf target), its finer leaf selection instead.
+    The clusterers of cluster.for_subtopics in turn, until one leaves no part above
+    `max_size` papers (the leaf target): by default HDBSCAN's usual excess-of-mass
+    selection, then its finer leaf selection.
     """
     from explorer.build.projection import knn_graph, reduce_umap
 
@@ -97,27 +106,23 @@ def split_topic(
         vectors, knn_graph(vectors, k, seed=seed), n_components=5, n_neighbors=k, min_dist=0.0,
         seed=seed, cache_root=cache_root,
     )  # fmt: skip
-    parts = _subclusters(vectors, reduced, min_size, "eom")
-    if parts is None or np.bincount(parts).max() > max_size:
-        finer = _subclusters(vectors, reduced, min_size, "leaf")
-        parts = finer if finer is not None else parts
+    parts = None
+    for candidate in for_subtopics(min_size, clusterer):
+        found = _subclusters(vectors, reduced, candidate)
+        parts = found if found is not None else parts
+        if parts is not None and np.bincount(parts).max() <= max_size:
+            break
     return parts
 
 
 def _subclusters(
-    vectors: np.ndarray, reduced: np.ndarray, min_size: int, selection: str
+    vectors: np.ndarray, reduced: np.ndarray, clusterer: Clusterer
 ) -> np.ndarray | None:
-    """HDBSCAN on the reduced members; stragglers join the nearest subcluster's centroid."""
-    import hdbscan
-
+    """The clusterer on the reduced members; stragglers join the nearest subcluster's
+    centroid."""
     from explorer.build.topics import renumber_by_size
 
-    labels = hdbscan.HDBSCAN(
-        min_cluster_size=min_size,
-        min_samples=max(1, min_size // 2),
-        cluster_selection_method=selection,
-    ).fit_predict(reduced.astype(np.float64))
-    labels = renumber_by_size(labels)
+    labels = renumber_by_size(clusterer.fit_predict(reduced))
     found = np.unique(labels[labels != OUTLIER])
     if len(found) < 2:
         return None
@@ -136,8 +141,10 @@ def build_levels(
     min_topic_size: int,
     seed: int,
     cache_root: Path | None = None,
+    clusterer: Clusterer | None = None,
 ) -> Levels:
-    """Areas and subtopics for a fitted topic labelling (`labels`, OUTLIER for noise)."""
+    """Areas and subtopics for a fitted topic labelling (`labels`, OUTLIER for noise);
+    `clusterer` splits large topics (the build's own, else HDBSCAN: cluster.for_subtopics)."""
     unit = normalise_rows(embeddings.astype(np.float32))
     topics = np.array(sorted(t for t in set(labels.tolist()) if t != OUTLIER))
     n = len(labels)
@@ -146,7 +153,7 @@ def build_levels(
     topic_centroids = centroids(unit, labels, topics)
     sizes = np.array([(labels == t).sum() for t in topics])
     areas = cut_areas(topic_centroids, sizes)
-    area_of_topic = {int(t): f"A{a}" for t, a in zip(topics, areas, strict=True)}
+    area_of_topic = {int(t): area_id(a) for t, a in zip(topics, areas, strict=True)}
     cohesion = np.array(
         [float((unit[labels == t] @ topic_centroids[i]).mean()) for i, t in enumerate(topics)]
     )
@@ -167,11 +174,13 @@ def build_levels(
             max_size=int(SPLIT_SHARE * n),
             seed=seed,
             cache_root=cache_root,
+            clusterer=clusterer,
         )
         if parts is None:
             unsplit[topic] = "no structure among its papers"
             continue
-        subtopic[members] = [f"{topic}.{p}" for p in parts.tolist()]
+        names = np.array([subtopic_id(topic, p) for p in range(int(parts.max()) + 1)], dtype=object)
+        subtopic[members] = names[parts]
     return Levels(
         area_of_topic=area_of_topic,
         subtopic=subtopic,

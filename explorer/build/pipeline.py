@@ -17,7 +17,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from explorer import __version__, artifacts
+from explorer.build.cluster import Clusterer
+from explorer.build.cluster import describe as describe_clusterer
 from explorer.build.corpus import Corpus
 from explorer.build.embed import DEFAULT_MODEL, reproducible_kernels
 from explorer.build.memory import release_freed_memory
@@ -98,6 +100,9 @@ class BuildConfig:
     # a parameter so that tests reach that path on small corpora.
     exact_neighbours_up_to: int = EXACT_UP_TO
     read_options: ReadOptions = field(default_factory=ReadOptions)
+    # What groups papers into topics and subtopics (explorer/build/cluster.py); None: HDBSCAN
+    # sized by the corpus. In the run id only when given, so default run ids never change.
+    clusterer: Clusterer | None = None
 
 
 @dataclass
@@ -263,6 +268,8 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         recorded["sample"] = {"above": config.sample_above, "size": config.sample_size}
     if method := approximate_method(len(corpus), config.exact_neighbours_up_to):
         recorded["neighbours"] = method  # likewise: exact graphs leave ids as they were
+    if (clusterer := describe_clusterer(config.clusterer)) is not None:  # likewise
+        recorded["clusterer"] = clusterer
     code = code_versions()
     return Plan(
         config=config,
@@ -336,24 +343,24 @@ def _check_sampled(config: BuildConfig, n_papers: int) -> bool:
     return True
 
 
-def rebuild_reason(previous: dict, plan: Plan) -> str | None:
+def rebuild_reason(previous: artifacts.PriorRun, plan: Plan) -> str | None:
     """Why the corpus's latest run is not reused although it was built from the same
     inputs and options, when that is the reason (older code or another model); else None."""
-    if previous.get("pipeline_version") != plan.code["pipeline_version"]:
+    if previous.pipeline_version != plan.code["pipeline_version"]:
         return (
-            f"its run {previous.get('run_id')} was made by pipeline version "
-            f"{previous.get('pipeline_version', 'unknown')}; this is {PIPELINE_VERSION}"
+            f"its run {previous.run_id} was made by pipeline version "
+            f"{previous.pipeline_version}; this is {PIPELINE_VERSION}"
         )
-    old = previous.get("versions", {})
+    old = previous.versions
     changed = [
         f"{name} {old.get(name, '?')} -> {version}"
         for name, version in plan.code["packages"].items()
         if old.get(name) != version
     ]
     if changed:
-        return f"its run {previous.get('run_id')} was made with " + ", ".join(changed)
-    if previous.get("config", {}).get("embedding_weights") != plan.weights:
-        return f"the embedding model's weights changed since run {previous.get('run_id')}"
+        return f"its run {previous.run_id} was made with " + ", ".join(changed)
+    if previous.embedding_weights != plan.weights:
+        return f"the embedding model's weights changed since run {previous.run_id}"
     return None
 
 
@@ -361,15 +368,6 @@ def _clean_stale(corpus_dir: Path) -> None:
     """Remove temporary directories left by builds that were killed (we hold the lock)."""
     for path in corpus_dir.glob(f"{TMP_PREFIX}*"):
         shutil.rmtree(path, ignore_errors=True)
-
-
-def _latest_manifest(cache_dir: Path, corpus: str) -> dict | None:
-    run_id = artifacts.latest_run_id(cache_dir, corpus)
-    if run_id is None:
-        return None
-    with contextlib.suppress(ArtifactError):
-        return artifacts.read_manifest(cache_dir / corpus / run_id)
-    return None
 
 
 def build(
@@ -408,7 +406,7 @@ def _build(
             artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
             log(f"Up to date: run {run_id} already built from these inputs, options and code.")
             return BuildResult(run=reused, reused=True)
-        previous = _latest_manifest(cache_dir, config.name)
+        previous = artifacts.read_prior_run(cache_dir, config.name)
         if previous is not None and (reason := rebuild_reason(previous, plan)):
             log(f"Rebuilding {config.name!r}: {reason}.")
         prepare_environment(cache_dir)
@@ -424,7 +422,7 @@ def _build(
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    log(f"Published run {run_id} of {config.name!r} in {sum(manifest['timings'].values()):.1f} s.")
+    log(f"Published run {run_id} of {config.name!r} in {sum(manifest.timings.values()):.1f} s.")
     return BuildResult(run=artifacts.open_run(cache_dir, config.name, run_id), reused=False)
 
 
@@ -464,15 +462,15 @@ def _precision(config: BuildConfig, cache_dir: Path) -> str:
     from explorer.build.embed import PRECISIONS, resolve_precision
 
     if config.embedding_precision == "auto":
-        previous = _latest_manifest(cache_dir, config.name)
+        previous = artifacts.read_prior_run(cache_dir, config.name)
         if previous is not None:
-            kept = previous.get("config", {}).get("embedding_precision", "float32")
+            kept = previous.embedding_precision
             if kept in PRECISIONS:
                 return kept
     return resolve_precision(config.embedding_precision)
 
 
-def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
+def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> artifacts.Manifest:
     """The stages in order; each result is the next stage's input."""
     from explorer.build import stages
 
@@ -494,14 +492,19 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> dict:
     with timer.stage("encoder", None):  # says what it does only when it exports
         encoder = stages.export_encoder(plan, timer.log)
     manifest = _manifest(plan, summary, fit, embedded, timer, tmp)
+    counts = manifest.counts
     if plan.base is not None:
-        manifest["counts"]["kept_topics"] = {
-            "run_id": plan.base.run_id, "kept": kept.kept, "added": kept.added
-        }  # fmt: skip
+        kept_topics = artifacts.KeptCounts(
+            run_id=plan.base.run_id, kept=kept.kept, added=kept.added
+        )
+        counts = replace(counts, kept_topics=kept_topics)
     elif kept is not None:
-        manifest["counts"]["sample"] = {"fitted": kept.kept, "assigned": kept.added}
-    manifest[artifacts.ENCODER_KEY] = encoder  # beside the run: shared by every run of the model
-    artifacts.atomic_write_text(tmp / artifacts.MANIFEST, json.dumps(manifest, indent=2))
+        counts = replace(
+            counts, sample=artifacts.SampleCounts(fitted=kept.kept, assigned=kept.added)
+        )
+    # The encoder lies beside the run: shared by every run of the model.
+    manifest = replace(manifest, counts=counts, query_encoder=encoder)
+    manifest.write(tmp)
     return manifest
 
 
@@ -553,11 +556,9 @@ def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]
     """Nodes per level, whether areas are a level of their own, and the largest leaf's share
     (a leaf: a subtopic, or a topic without subtopics; outliers are no leaf)."""
     real = papers["topic_id"] != artifacts.OUTLIER_ID
-    leaf = papers["subtopic_id"].where(papers["subtopic_id"] != "", papers["topic_id"])
-    sizes = leaf[real].value_counts()
+    sizes = artifacts.leaf_ids(papers)[real].value_counts()
     count = nodes["level"].value_counts()
-    # With too few topics each topic stands in as its own area: that is no area level.
-    has_areas = bool(count.get("area", 0) < count.get("topic", 0))
+    has_areas = artifacts.has_area_level(nodes)
     from explorer.build.coherence import level_quality
 
     shown = ("area", "topic", "subtopic") if has_areas else ("topic", "subtopic")
@@ -579,7 +580,7 @@ def _manifest(
     embedded: Embedded,
     timer: StageTimer,
     directory: Path,
-) -> dict:
+) -> artifacts.Manifest:
     papers: pd.DataFrame = summary.tables["papers"]
     n_papers, n_topics = len(papers), summary.n_topics
     n_outliers = int((papers["topic_id"] == artifacts.OUTLIER_ID).sum())
@@ -589,7 +590,7 @@ def _manifest(
             "Only one topic was found: the abstracts are too few or too similar to separate; "
             "add papers or lower --min-topic-size."
         )
-    return {
+    record = {
         "schema_version": artifacts.SCHEMA_VERSION,
         "pipeline_version": PIPELINE_VERSION,
         "corpus": plan.config.name,
@@ -621,3 +622,4 @@ def _manifest(
         "versions": _versions(),
         "files": artifacts.file_inventory(directory),
     }
+    return artifacts.Manifest.from_json(record, "", directory / artifacts.MANIFEST)

@@ -18,14 +18,17 @@ import numpy as np
 from explorer.artifacts import OUTLIER
 
 
-def refit_labels(embeddings: np.ndarray, graph, params, seed: int, cache_root) -> np.ndarray:
+def refit_labels(
+    embeddings: np.ndarray, graph, params, seed: int, cache_root, clusterer=None
+) -> np.ndarray:
     """Topic labels of the same fit with another seed (no keyword representation: only the
-    partition is compared). The reduction is cached per seed like the run's own."""
+    partition is compared). The reduction is cached per seed like the run's own; the
+    clusterer is the run's (None: HDBSCAN)."""
     from dataclasses import replace
 
     from explorer.build.topics import partition
 
-    return partition(embeddings, graph, replace(params, seed=seed), cache_root).labels
+    return partition(embeddings, graph, replace(params, seed=seed), cache_root, clusterer).labels
 
 
 def jaccard_matrix(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

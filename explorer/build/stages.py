@@ -101,9 +101,8 @@ def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Top
     """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
     from explorer.build.topics import partition
 
-    return _represent(
-        plan, docs, embedded, partition(embedded.vectors, graph, plan.params, plan.cache_dir)
-    )
+    part = partition(embedded.vectors, graph, plan.params, plan.cache_dir, plan.config.clusterer)
+    return _represent(plan, docs, embedded, part)
 
 
 def keep(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kept]:
@@ -137,10 +136,10 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFi
         vectors, graph_k(params), exact_up_to=plan.config.exact_neighbours_up_to,
         seed=params.seed,
     )  # fmt: skip
-    part = partition(vectors, graph, params, plan.cache_dir)
+    part = partition(vectors, graph, params, plan.cache_dir, plan.config.clusterer)
     levels = build_levels(
         vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,
-        cache_root=plan.cache_dir,
+        cache_root=plan.cache_dir, clusterer=plan.config.clusterer,
     )  # fmt: skip
     coords = project_2d(
         vectors, graph, n_neighbors=params.n_neighbors, seed=params.seed, cache_root=plan.cache_dir
@@ -198,7 +197,14 @@ def stability(plan: Plan, embedded: Embedded, graph: KnnGraph, fit: TopicFit) ->
     from explorer.build import stability as ST
 
     refits = [
-        ST.refit_labels(embedded.vectors, graph, plan.params, plan.params.seed + k, plan.cache_dir)
+        ST.refit_labels(
+            embedded.vectors,
+            graph,
+            plan.params,
+            plan.params.seed + k,
+            plan.cache_dir,
+            plan.config.clusterer,
+        )  # fmt: skip
         for k in range(1, plan.config.stability + 1)
     ]
     return Stability(
@@ -320,6 +326,7 @@ def _levels_and_labels(
             min_topic_size=plan.params.min_topic_size,
             seed=plan.params.seed,
             cache_root=plan.cache_dir,
+            clusterer=plan.config.clusterer,
         )
     members, parent_of = S.node_members(labels, levels)
     phrase = label_nodes(papers["abstract"].tolist(), members, parent_of)

@@ -11,6 +11,7 @@ import functools
 import numpy as np
 import pandas as pd
 
+from explorer import artifacts
 from explorer.artifacts import OUTLIER_LABEL, id_order
 from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
@@ -211,7 +212,7 @@ def node_members(
         members[str(topic)], parent_of[str(topic)] = np.flatnonzero(labels == topic), area
     for sub in sorted(set(levels.subtopic.tolist()) - {""}, key=id_order):
         members[sub] = np.flatnonzero(levels.subtopic == sub)
-        parent_of[sub] = sub.split(".")[0]
+        parent_of[sub] = artifacts.parent_of(sub)
     return members, parent_of
 
 
@@ -226,7 +227,7 @@ def node_table(
     n = len(coords)
     rows = []
     for node, rows_of in members.items():
-        level = "area" if node.startswith("A") else ("subtopic" if "." in node else "topic")
+        level = artifacts.level_of(node)
         note = levels.unsplit.get(int(node), "") if level == "topic" else ""
         rows.append(
             {

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.artifacts import OUTLIER
+from explorer.build.cluster import Clusterer, for_topics
 from explorer.build.embed import embed_texts
 from explorer.build.projection import KnnGraph, reduce_umap
 from explorer.errors import InputError
@@ -79,20 +80,6 @@ def default_params(
         min_df=1 if n_docs < 200 else 2,
         seed=seed,
     )
-
-
-def cluster_documents(reduced: np.ndarray, params: TopicParams) -> np.ndarray:
-    """HDBSCAN labels, renumbered so topic 0 is the largest; -1 is noise."""
-    import hdbscan
-
-    model = hdbscan.HDBSCAN(
-        min_cluster_size=params.min_topic_size,
-        min_samples=params.min_samples,
-        metric="euclidean",
-        cluster_selection_method="eom",
-    )
-    labels = model.fit_predict(reduced.astype(np.float64))
-    return renumber_by_size(labels)
 
 
 def renumber_by_size(labels: np.ndarray) -> np.ndarray:
@@ -169,15 +156,20 @@ class Partition:
 
     reduced: np.ndarray  # the 5-D UMAP reduction
     labels: np.ndarray
-    clustered: int  # documents HDBSCAN placed in a topic before outlier assignment
+    clustered: int  # documents the clusterer placed in a topic before outlier assignment
     threshold: float  # cosine similarity a noise abstract needed to join a topic
 
 
 def partition(
-    embeddings: np.ndarray, graph: KnnGraph, params: TopicParams, cache_root
+    embeddings: np.ndarray,
+    graph: KnnGraph,
+    params: TopicParams,
+    cache_root,
+    clusterer: Clusterer | None = None,
 ) -> Partition:
     """Reduce (cached per seed), cluster, assign outliers: the fit's partition, and what
-    `explorer build --stability` repeats with other seeds."""
+    `explorer build --stability` repeats with other seeds. `clusterer`: the build's own
+    (explorer/build/cluster.py), else HDBSCAN sized by `params`."""
     reduced = reduce_umap(
         embeddings,
         graph,
@@ -187,7 +179,7 @@ def partition(
         seed=params.seed,
         cache_root=cache_root,
     )
-    labels = cluster_documents(reduced, params)
+    labels = renumber_by_size(for_topics(params, clusterer).fit_predict(reduced))
     clustered = int((labels != OUTLIER).sum())
     if clustered == 0:
         # HDBSCAN found no structure (typical of very small or uniform corpora):

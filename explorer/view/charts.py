@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.artifacts import OUTLIER_ID
+from explorer.artifacts import OUTLIER_ID, level_of
 from explorer.view.map_layout import (
     FONT,
     OUTLIER_COLOR,
@@ -265,7 +265,7 @@ def _area_of(nodes: pd.DataFrame):
         up = parent.get(node)
         if not isinstance(up, str):  # an area (no parent)
             return None
-        return up if up.startswith("A") else parent.get(up)
+        return up if level_of(up) == "area" else parent.get(up)
 
     return area
 

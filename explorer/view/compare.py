@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID, id_order
+from explorer.artifacts import OUTLIER_ID, RunConfig, id_order
 from explorer.vectors import coded_centroids
 
 # Present in a year: at least 0.5% of that year's papers (one paper in 200). Below it a
@@ -32,8 +32,6 @@ PRESENT_SHARE = 0.005
 # the same subject in NeurIPS and ICML 2013-2019 scores 0.94 (median best partner).
 MATCH_COSINE = 0.88
 MATCH_MARGIN = 0.03
-# What must agree for two runs' embeddings to share one space.
-SPACE_KEYS = ("embedding_model_id", "embedding_weights", "embedding_precision")
 
 
 # --- years -------------------------------------------------------------------------------
@@ -64,14 +62,22 @@ def year_shares(papers: pd.DataFrame, groups: pd.Series, year_a: int, year_b: in
 # --- corpora -----------------------------------------------------------------------------
 
 
-def incomparable(manifest_a: dict, manifest_b: dict) -> str | None:
+def incomparable(config_a: RunConfig, config_b: RunConfig) -> str | None:
     """Why two runs' embeddings do not share a space (model, weights, precision), or None."""
-    for key in SPACE_KEYS:
-        a = manifest_a.get("config", {}).get(key)
-        b = manifest_b.get("config", {}).get(key)
-        if a != b:
-            return f"built with different {key.replace('_', ' ')}: {a!r} and {b!r}"
+    a, b = _space(config_a), _space(config_b)
+    for what in a:
+        if a[what] != b[what]:
+            return f"built with different {what}: {a[what]!r} and {b[what]!r}"
     return None
+
+
+def _space(config: RunConfig) -> dict[str, str]:
+    """What must agree for two runs' embeddings to share one space."""
+    return {
+        "embedding model id": config.embedding_model_id,
+        "embedding weights": config.embedding_weights,
+        "embedding precision": config.embedding_precision,
+    }
 
 
 def topic_centroids(embeddings: np.ndarray, topic_ids: pd.Series) -> tuple[list[str], np.ndarray]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID, id_order
+from explorer.artifacts import OUTLIER_ID, id_order, subtopic_index
 
 OUTLIER_COLOR = "#b8b8b8"
 HIDDEN_COLOR = "#dedede"  # nodes a curator hid: lighter than outliers, still on the map
@@ -48,7 +48,7 @@ def node_colors(nodes: pd.DataFrame) -> dict[str, str]:
             colors[topic] = _hex(hue.get(area, 0.0) + shift, 0.32 + 0.36 * i / max(n - 1, 1), 0.65)
     subtopics = nodes[nodes["level"] == "subtopic"]
     for sub, parent in zip(subtopics["node_id"], subtopics["parent_id"], strict=True):
-        index = int(sub.split(".")[1])
+        index = subtopic_index(sub)
         base = colors.get(parent, OUTLIER_COLOR)
         colors[sub] = _shade(base, 0.06 * ((index % 3) - 1))
     colors[OUTLIER_ID] = OUTLIER_COLOR

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL, id_order
+from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL, has_area_level, id_order, leaf_ids
 
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
@@ -37,22 +37,19 @@ def topic_name(topics: pd.DataFrame):
 def available_levels(nodes: pd.DataFrame) -> list[str]:
     """The levels this run has: areas only when they group topics, subtopics only when a
     topic was split (small corpora have fewer levels)."""
-    count = nodes["level"].value_counts()
-    out = ["area"] if count.get("area", 0) < count.get("topic", 0) else []
+    out = ["area"] if has_area_level(nodes) else []
     out.append("topic")
-    return out + (["subtopic"] if count.get("subtopic", 0) else [])
+    return out + (["subtopic"] if (nodes["level"] == "subtopic").any() else [])
 
 
 def level_ids(papers: pd.DataFrame, level: str) -> pd.Series:
     """Each paper's node id at `level` (strings; OUTLIER_ID for outliers). At "subtopic", a
     paper whose topic has no subtopics is in its topic."""
-    topic = papers["topic_id"].astype(str)
     if level == "area":
         return papers["area_id"].astype(str)
     if level == "subtopic":
-        sub = papers["subtopic_id"].astype(str)
-        return sub.where(sub != "", topic)
-    return topic
+        return leaf_ids(papers)
+    return papers["topic_id"].astype(str)
 
 
 def node_name(nodes: pd.DataFrame, *, long: bool = False):

@@ -127,7 +127,7 @@ def test_a_tampered_marker_is_refused_and_nothing_is_deleted(seed_cache, tmp_pat
 
 def _host_paths(cache: Path) -> set[str]:
     run = artifacts.open_run(cache, "seed")
-    inputs = {str(i["path"]) for i in run.manifest["inputs"]}
+    inputs = {i.path for i in run.manifest.inputs}
     assert any(Path(i).is_absolute() for i in inputs)  # the test is about such paths
     return {str(cache.resolve()), str(SEED_DIR.resolve()), str(ROOT), *inputs}
 
@@ -153,10 +153,10 @@ def test_no_host_path_in_the_published_folder(private_cache, tmp_path):
                     text = json.dumps(value, default=str)
                     assert not [n for n in needles if n in text], (path, value)
     run = artifacts.open_run(dest / "cache", "seed")  # still verifies, byte for byte
-    assert run.manifest["config"]["embedding_model"] == "my-local-model"
+    assert run.manifest.config.embedding_model == "my-local-model"
     built = artifacts.open_run(private_cache, "seed")
-    names = [Path(i["path"]).name for i in built.manifest["inputs"]]
-    assert [i["path"] for i in run.manifest["inputs"]] == names
+    names = [Path(i.path).name for i in built.manifest.inputs]
+    assert [i.path for i in run.manifest.inputs] == names
     sources = run.table("papers")["source_file"]
     assert list(sources) == [Path(s).name for s in built.table("papers")["source_file"]]
     assert set(sources) <= set(names)
@@ -217,7 +217,7 @@ def test_a_published_folder_serves_its_corpus_as_another_user(seed_cache, shared
         wait_for_app(page)
         no_exception(page)
         text = page.inner_text("body")
-        papers = artifacts.open_run(seed_cache, "seed").manifest["counts"]["papers"]
+        papers = artifacts.open_run(seed_cache, "seed").manifest.counts.papers
         assert f"{papers:,} papers" in text  # the sidebar's headline: the run loaded
         assert "Similarity heatmap" in text  # the Topics page drew down to its last tabs
     finally:

@@ -129,7 +129,7 @@ class RunData:
 
     corpus: str
     run_id: str
-    manifest: dict
+    manifest: artifacts.Manifest
     papers: pd.DataFrame
     topics: pd.DataFrame
     doc_topics: pd.DataFrame
@@ -160,7 +160,7 @@ class RunData:
 # Shared, not copied per rerun (the frames are immutable; a copy of the keyword table would
 # cost more than the rest of a page run), and out of reach of a visitor's clear_cache.
 @process_cached(4, "Loading corpus…")
-def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, dict, dict, dict]:
+def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, artifacts.Manifest, dict, dict]:
     """A run's tables and arrays as built (verified against its manifest)."""
     run = artifacts.open_run(Path(cache_dir), corpus, run_id)
     # Bidirectional controls leave the text here, once, so no page can show them.
@@ -245,11 +245,13 @@ def corpora() -> list[str]:
 
 def headline(data: RunData) -> str:
     """One line for the sidebar: papers, topics as curated, outliers, years."""
-    counts = data.manifest["counts"]
-    years = counts["years"]
+    counts = data.manifest.counts
+    years = counts.years
     span = f"{years[0]}–{years[-1]}" if len(years) > 1 else (str(years[0]) if years else "")
     topics = int((data.nodes["level"] == "topic").sum())
-    return f"{counts['papers']:,} papers · {topics} topics · {counts['outlier_share']:.0%} outliers · {span}"
+    return (
+        f"{counts.papers:,} papers · {topics} topics · {counts.outlier_share:.0%} outliers · {span}"
+    )
 
 
 def current() -> RunData:

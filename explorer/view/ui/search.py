@@ -58,7 +58,7 @@ def _lexical_index(data: RunData) -> search.LexicalIndex:
 def scores(data: RunData, query: str) -> tuple[np.ndarray, str, str | None]:
     """Scores for every paper, how they were computed ('semantic' or 'tf-idf'), and why
     not semantic when it is not."""
-    model = data.manifest.get("config", {}).get("embedding_model", "")
+    model = data.manifest.config.embedding_model
     onnx = artifacts.encoder_ref(cache_dir(), data.manifest)
     reason = None
     if not encoder.encoder_available(onnx):

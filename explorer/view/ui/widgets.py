@@ -10,6 +10,7 @@ from urllib.parse import quote_plus, urlencode
 import pandas as pd
 import streamlit as st
 
+from explorer.artifacts import topic_of
 from explorer.view.store import (
     Filters,
     export_frame,
@@ -348,7 +349,7 @@ def topic_link(corpus: str, topic: str) -> str:
 def node_links(data: RunData) -> pd.DataFrame:
     """Every node with a link to its topic on the Topics page (a subtopic opens its topic)."""
     nodes = data.nodes[data.nodes["level"] != "area"]
-    topic = [n.split(".")[0] for n in nodes["node_id"]]
+    topic = [topic_of(n) for n in nodes["node_id"]]
     links = [topic_link(data.corpus, t) for t in topic]
     frame = nodes[["node_id", "level", "long_label", "size"]].rename(
         columns={"node_id": "id", "long_label": "label"}
