@@ -472,21 +472,10 @@ def test_an_abbreviation_gives_way_to_its_expansion():
 
 @pytest.mark.realbuild
 def test_seed_corpus_labels_have_every_readable_property(seed_run):
-    from explorer.build.label_audit import run_faults
+    from explorer.build.label_audit import label_faults, run_hierarchy
     from explorer.build.labels import label_nodes as relabel
 
     papers, nodes = seed_run.table("papers"), seed_run.table("nodes")
-    column = {"area": "area_id", "topic": "topic_id", "subtopic": "subtopic_id"}
-    members = {
-        n.node_id: np.flatnonzero(papers[column[n.level]].astype(str).to_numpy() == n.node_id)
-        for n in nodes.itertuples()
-    }
-    parent_of = {
-        n.node_id: n.parent_id if isinstance(n.parent_id, str) else None for n in nodes.itertuples()
-    }
-    built = {
-        n.node_id: NodeLabel(n.label, n.long_label, tuple(n.phrases)) for n in nodes.itertuples()
-    }
-    # The build labelled what the audit reads.
-    assert built == relabel(papers["abstract"].tolist(), members, parent_of)
-    assert run_faults(papers, nodes) == []
+    docs, members, parent_of, built = run_hierarchy(papers, nodes)
+    assert built == relabel(docs, members, parent_of)  # the build labelled what we check
+    assert label_faults(docs, members, parent_of, built) == []

@@ -40,9 +40,14 @@ UNEVEN = 4.0
 
 
 @functools.lru_cache(maxsize=4)
+def _table(path: Path = TABLE) -> dict:
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+@functools.lru_cache(maxsize=4)
 def _shares(path: Path = TABLE) -> dict[str, tuple[float, float, float]]:
     """Phrase -> (least, largest, median) smoothed document share across the venue groups."""
-    table = json.loads(gzip.decompress(path.read_bytes()))
+    table = _table(path)
     sizes = np.asarray(table["documents"], dtype=np.float64) + 1.0
     out: dict[str, tuple[float, float, float]] = {}
     for phrase, counts in table["phrases"].items():
@@ -72,14 +77,9 @@ def typical_shares(phrases: Iterable[str], *, path: Path = TABLE) -> np.ndarray:
     """Each phrase's median document share across the venue groups; the table's keep share
     for a phrase it lacks (its median share is below that)."""
     shares = _shares(path)
-    floor = _keep_share(path)
+    floor = float(_table(path)["keep_share"])
     keys = (" ".join(p.lower().split()) for p in phrases)
     return np.fromiter((shares[k][2] if k in shares else floor for k in keys), np.float64)
-
-
-@functools.lru_cache(maxsize=4)
-def _keep_share(path: Path = TABLE) -> float:
-    return float(json.loads(gzip.decompress(path.read_bytes()))["keep_share"])
 
 
 def specificities(phrases: Iterable[str], *, path: Path = TABLE) -> np.ndarray:

@@ -95,8 +95,11 @@ def _sharing_faults(
     return faults
 
 
-def run_faults(papers: pd.DataFrame, nodes: pd.DataFrame) -> list[str]:
-    """`label_faults` of a built run's node table over its papers' abstracts."""
+def run_hierarchy(
+    papers: pd.DataFrame, nodes: pd.DataFrame
+) -> tuple[list[str], dict[str, np.ndarray], dict[str, str | None], dict[str, NodeLabel]]:
+    """A built run's abstracts, node members, parents and labels, as `label_faults` and
+    `labels.label_nodes` take them."""
     column = {"area": "area_id", "topic": "topic_id", "subtopic": "subtopic_id"}
     ids = {level: papers[c].astype(str).to_numpy() for level, c in column.items()}
     members = {n.node_id: np.flatnonzero(ids[n.level] == n.node_id) for n in nodes.itertuples()}
@@ -106,4 +109,9 @@ def run_faults(papers: pd.DataFrame, nodes: pd.DataFrame) -> list[str]:
     labels = {
         n.node_id: NodeLabel(n.label, n.long_label, tuple(n.phrases)) for n in nodes.itertuples()
     }
-    return label_faults(papers["abstract"].tolist(), members, parent_of, labels)
+    return papers["abstract"].tolist(), members, parent_of, labels
+
+
+def run_faults(papers: pd.DataFrame, nodes: pd.DataFrame) -> list[str]:
+    """`label_faults` of a built run's node table over its papers' abstracts."""
+    return label_faults(*run_hierarchy(papers, nodes))
