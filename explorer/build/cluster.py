@@ -14,14 +14,11 @@ run id changes with them, and so does the manifest's config.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, is_dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from explorer.errors import InputError
-
-if TYPE_CHECKING:
-    from explorer.build.topics import TopicParams
 
 
 @runtime_checkable
@@ -53,7 +50,15 @@ class HDBSCANClusterer:
         return model.fit_predict(reduced.astype(np.float64))
 
 
-def for_topics(params: TopicParams, chosen: Clusterer | None) -> Clusterer:
+class TopicSizes(Protocol):
+    """What sizes the default topic clusterer: topics.TopicParams has both (named here by
+    shape, so this module and topics.py do not import each other)."""
+
+    min_topic_size: int
+    min_samples: int
+
+
+def for_topics(params: TopicSizes, chosen: Clusterer | None) -> Clusterer:
     """The clusterer of the topic fit: the one the build was given, else HDBSCAN sized by the
     corpus (min_samples below min_cluster_size keeps fewer abstracts in the noise)."""
     if chosen is not None:
