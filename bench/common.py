@@ -122,7 +122,7 @@ def real_corpus():
     paper i), from bench/work/sample-fit's embedding cache, shared by every benchmark that
     needs them (bench/sample_fit.py, bench/scale100k.py, bench/neighbours.py). What the cache
     lacks is embedded first: ~25 min for all of them on this machine."""
-    from explorer.build.embed import DEFAULT_MODEL, embed_texts, resolve_precision
+    from explorer.build.embed import Embedder, embed_texts, resolve_precision
     from explorer.build.pipeline import prepare_environment
     from explorer.build.sources import ReadOptions, read_inputs
 
@@ -130,10 +130,8 @@ def real_corpus():
     cache.mkdir(parents=True, exist_ok=True)
     prepare_environment(cache)
     papers = read_inputs((str(PAPERLISTS),), ReadOptions()).papers
-    vectors, _ = embed_texts(
-        [p.text for p in papers], cache_root=cache, precision=resolve_precision("auto"),
-        model_name=DEFAULT_MODEL, progress=False,
-    )  # fmt: skip
+    embedder = Embedder.of(cache_root=cache, precision=resolve_precision("auto"))
+    vectors, _ = embed_texts([p.text for p in papers], embedder, progress=False)
     return papers, vectors
 
 

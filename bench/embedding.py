@@ -32,7 +32,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     require_shared(ICML)
-    from explorer.build.embed import BATCH_SIZE, embed_texts, load_model, resolve_precision
+    from explorer.build.embed import (
+        BATCH_SIZE,
+        Embedder,
+        embed_texts,
+        load_model,
+        resolve_precision,
+    )
     from explorer.build.sources import ReadOptions, read_inputs
 
     papers = read_inputs((str(ICML / "icml2019.json"),), ReadOptions()).papers
@@ -50,9 +56,8 @@ def main() -> None:
             root = Path(tempfile.mkdtemp(prefix="bench-embed-"))
             try:
                 start = time.perf_counter()
-                _, new = embed_texts(
-                    texts, cache_root=root, progress=False, model=model, precision=how
-                )
+                embedder = Embedder.of(cache_root=root, precision=how)
+                _, new = embed_texts(texts, embedder, progress=False, model=model)
                 times.append(time.perf_counter() - start)
                 assert new == len(set(texts))
             finally:

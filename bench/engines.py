@@ -81,17 +81,11 @@ def texts(limit: int | None) -> list[str]:
 
 def child(engine: str, cache: Path, limit: int | None) -> dict:
     """One engine's cold embedding of every text, measured from inside the namespace."""
-    from explorer.build.embed import (
-        DEFAULT_MODEL,
-        embed_texts,
-        resolve_precision,
-        weights_fingerprint,
-    )
+    from explorer.build.embed import DEFAULT_MODEL, Embedder, embed_texts, resolve_precision
 
     corpus = texts(limit)
-    precision, weights = resolve_precision("auto"), weights_fingerprint(DEFAULT_MODEL)
-    args = {"model_name": DEFAULT_MODEL, "cache_root": cache, "precision": precision,
-            "weights": weights, "progress": False}  # fmt: skip
+    precision = resolve_precision("auto")
+    embedder = Embedder.of(DEFAULT_MODEL, cache_root=cache, precision=precision)
     with Sampler() as sampler:
         start = time.perf_counter()
         startup = 0.0
@@ -100,12 +94,14 @@ def child(engine: str, cache: Path, limit: int | None) -> dict:
 
             ray_engine.connect(ray_engine.RayOptions())
             startup = time.perf_counter() - start
-            new = ray_engine.embed_missing(corpus, options=ray_engine.RayOptions(), **args)
+            new = ray_engine.embed_missing(
+                corpus, embedder, options=ray_engine.RayOptions(), progress=False
+            )
             seconds = time.perf_counter() - start
             cpu = sum(_cpu_s(p) for p in _processes())  # before the daemons exit
             ray_engine.disconnect()
         else:
-            _, new = embed_texts(corpus, **args)
+            _, new = embed_texts(corpus, embedder, progress=False)
             seconds = time.perf_counter() - start
             cpu = sum(_cpu_s(p) for p in _processes())
     return {

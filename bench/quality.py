@@ -56,17 +56,14 @@ def _build(cache, name: str, inputs: list[str]):
 def _vectors(run, cache) -> tuple[list[str], np.ndarray]:
     """The run's papers' texts and their cached float32 embeddings (nothing is re-embedded)."""
     from explorer.build.corpus import normalise_text
-    from explorer.build.embed import embed_texts
+    from explorer.build.embed import Embedder, embed_texts
 
     config = run.manifest.config
     docs = [normalise_text(a) for a in run.table("papers")["abstract"]]
-    vectors, new = embed_texts(
-        docs,
-        model_name=config.embedding_model,
-        cache_root=cache,
-        progress=False,
-        precision=config.embedding_precision,
+    embedder = Embedder.of(
+        config.embedding_model, cache_root=cache, precision=config.embedding_precision
     )
+    vectors, new = embed_texts(docs, embedder, progress=False)
     assert new == 0, "the build embedded every text; the cache must hold them"
     return docs, vectors
 

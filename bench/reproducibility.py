@@ -35,7 +35,8 @@ def main() -> None:
     require_shared(ICML)
     from sklearn.metrics import adjusted_rand_score
 
-    from explorer.build.pipeline import BuildConfig, build
+    from explorer.build.config import BuildConfig
+    from explorer.build.pipeline import build
 
     inputs = tuple(str(p) for p in sorted(ICML.glob("icml20*.json")))
     cache = WORK / "reproducibility"

@@ -148,7 +148,7 @@ def main() -> None:
     args = parser.parse_args()
     require_shared(PAPERLISTS)
     from explorer.build.assign import Reference, assign_rows
-    from explorer.build.embed import DEFAULT_MODEL, embed_texts, resolve_precision
+    from explorer.build.embed import Embedder, embed_texts, resolve_precision
     from explorer.build.levels import build_levels
     from explorer.build.pipeline import prepare_environment
     from explorer.build.projection import knn_graph
@@ -164,10 +164,8 @@ def main() -> None:
         shutil.copytree(WORK / "engines-local" / "embeddings", cache / "embeddings",
                         dirs_exist_ok=True)  # fmt: skip
     papers = read_inputs((str(PAPERLISTS),), ReadOptions()).papers
-    vectors, _ = embed_texts(
-        [p.text for p in papers], cache_root=cache, precision=resolve_precision("auto"),
-        model_name=DEFAULT_MODEL,
-    )  # fmt: skip
+    embedder = Embedder.of(cache_root=cache, precision=resolve_precision("auto"))
+    vectors, _ = embed_texts([p.text for p in papers], embedder)
     unit = normalise_rows(vectors)
     seconds: dict[str, float] = {}
 

@@ -10,18 +10,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from explorer import __version__, artifacts
 from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
 from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE
-from explorer.build.topics import DEFAULT_SEED, MIN_DOCUMENTS
+from explorer.build.topics import DEFAULT_SEED
 from explorer.errors import ArtifactError, ExplorerError, describe_os_error
 from explorer.serve import DEFAULT_ADDRESS, DEFAULT_PORT, add_host_argument
 from explorer.serve import add_arguments as add_serve_arguments
 
 EXIT_ERROR = 2
-MAX_STABILITY = 20  # refits: each costs about one topic stage
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -350,25 +350,29 @@ def _print_build_summary(run: artifacts.Run, reused: bool) -> None:
 
 
 def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
-    from explorer.build.pipeline import BuildConfig, build, prepare_environment
-    from explorer.build.sources import ReadOptions
+    from explorer.build.pipeline import build, prepare_environment
 
     prepare_environment(cache_dir)
-    artifacts.check_corpus_name(args.name)
-    if not 0 <= args.stability <= MAX_STABILITY:
-        raise ExplorerError(f"--stability K: K from 0 (off) to {MAX_STABILITY}")
-    if args.sample_above < 0 or args.sample_size < MIN_DOCUMENTS:
-        raise ExplorerError(
-            f"--sample-above N: N at least 0; --sample-size N: N at least {MIN_DOCUMENTS}"
-        )
-    inputs = [str(p) for p in args.inputs]
+    config = _build_config(args)
+    config.validate()  # BuildConfig checks every option; before --add reads the latest run
     if args.add:
         previous = artifacts.open_run(cache_dir, args.name, verify=False)
         known = [i.path for i in previous.manifest.inputs]
-        inputs = known + [p for p in inputs if p not in known]
-    config = BuildConfig(
+        inputs = known + [p for p in config.inputs if p not in known]
+        config = replace(config, inputs=tuple(inputs))
+    result = build(config, cache_dir=cache_dir, progress=not args.no_progress)
+    _print_build_summary(result.run, result.reused)
+    _print_curation_carried(result.run)
+
+
+def _build_config(args: argparse.Namespace):  # -> BuildConfig
+    """The build's options as given; BuildConfig.validate, not the CLI, checks them."""
+    from explorer.build.config import BuildConfig
+    from explorer.build.sources import ReadOptions
+
+    return BuildConfig(
         name=args.name,
-        inputs=tuple(inputs),
+        inputs=tuple(str(p) for p in args.inputs),
         embedding_model=args.embedding_model,
         embedding_precision=args.embedding_precision,
         seed=args.seed,
@@ -388,29 +392,20 @@ def _cmd_build(args: argparse.Namespace, cache_dir: Path) -> None:
             year=args.year,
         ),
     )
-    result = build(config, cache_dir=cache_dir, progress=not args.no_progress)
-    _print_build_summary(result.run, result.reused)
-    _print_curation_carried(result.run)
 
 
 def _ray_options(args: argparse.Namespace):  # -> RayOptions | None
-    """The Ray engine's options; ray itself is imported only when the build starts."""
-    ray_flags = (args.ray_address, args.ray_batch_size, args.ray_actors_per_node)
-    if args.engine != "ray":
-        if any(v is not None for v in ray_flags):
-            raise ExplorerError("--ray-* options need --engine ray")
+    """The Ray options as given, when the Ray engine or any --ray-* flag is; ray itself is
+    imported only when the build starts."""
+    flags = (args.ray_address, args.ray_batch_size, args.ray_actors_per_node)
+    if args.engine != "ray" and all(v is None for v in flags):
         return None
     from explorer.build.embed import CHUNK_SIZE
-    from explorer.build.ray_engine import RayOptions, require_ray
+    from explorer.build.ray_engine import RayOptions
 
-    require_ray()
-    for name, value in (("--ray-batch-size", args.ray_batch_size),
-                        ("--ray-actors-per-node", args.ray_actors_per_node)):  # fmt: skip
-        if value is not None and value < 1:
-            raise ExplorerError(f"{name} N: N must be at least 1")
     return RayOptions(
         address=args.ray_address,
-        batch_size=args.ray_batch_size or CHUNK_SIZE,
+        batch_size=CHUNK_SIZE if args.ray_batch_size is None else args.ray_batch_size,
         actors_per_node=args.ray_actors_per_node,
     )
 

@@ -41,7 +41,7 @@ REAL_BUILD_FIXTURES = {"seed_cache", "planted_cache"}
 
 def build_config(name: str, inputs, **options):
     """A BuildConfig for a test's real build: BUILD_SEED unless a test names another."""
-    from explorer.build.pipeline import BuildConfig
+    from explorer.build.config import BuildConfig
 
     options.setdefault("seed", BUILD_SEED)
     return BuildConfig(name=name, inputs=tuple(str(i) for i in inputs), **options)

@@ -12,7 +12,8 @@ import pytest
 from explorer import artifacts
 from explorer.build import cluster
 from explorer.build.levels import build_levels
-from explorer.build.pipeline import build, corpus_fingerprint, plan_build, run_key
+from explorer.build.pipeline import build, plan_build
+from explorer.build.plan import corpus_fingerprint, run_key
 from explorer.build.topics import default_params, partition
 from explorer.errors import InputError
 from tests.conftest import SEED_DIR, build_config

@@ -5,7 +5,14 @@ import pytest
 
 from explorer import artifacts
 from explorer.build import embed
-from explorer.build.embed import _MEMORY, EmbeddingCache, embed_texts, model_id, text_key
+from explorer.build.embed import (
+    _MEMORY,
+    Embedder,
+    EmbeddingCache,
+    embed_texts,
+    model_id,
+    text_key,
+)
 
 
 class CountingModel:
@@ -28,47 +35,45 @@ class CountingModel:
 
 def test_cache_embeds_only_unseen_texts(tmp_path):
     model = CountingModel()
-    first, new = embed_texts(["aa", "b", "aa"], cache_root=tmp_path, model=model, progress=False)
+    first, new = embed_texts(
+        ["aa", "b", "aa"], Embedder.of(cache_root=tmp_path), model=model, progress=False
+    )
     assert new == 2 and sorted(model.seen) == ["aa", "b"]
     assert first.shape == (3, 3) and np.array_equal(first[0], first[2])
-    again, new = embed_texts(["b", "ccc", "aa"], cache_root=tmp_path, model=model, progress=False)
+    again, new = embed_texts(
+        ["b", "ccc", "aa"], Embedder.of(cache_root=tmp_path), model=model, progress=False
+    )
     assert new == 1 and model.seen[-1] == "ccc" and len(model.seen) == 3
     assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
 
 
 def test_cache_is_per_model_and_survives_a_torn_shard(tmp_path):
     model = CountingModel()
-    embed_texts(["x"], cache_root=tmp_path, model=model, progress=False)
+    embed_texts(["x"], Embedder.of(cache_root=tmp_path), model=model, progress=False)
     cache = EmbeddingCache(
         tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
     )
     (cache.directory / "shard-0-torn.npz").write_bytes(b"PK\x03\x04 truncated")
     assert len(cache.load()) == 1
-    _, new = embed_texts(
-        ["x"],
-        cache_root=tmp_path,
-        model_name="other/model",
-        model=model,
-        progress=False,
-        weights="0123",
-    )
+    other = Embedder.of("other/model", cache_root=tmp_path, weights="0123")
+    _, new = embed_texts(["x"], other, model=model, progress=False)
     assert new == 1
     assert model_id("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path):
     model = CountingModel()
-    embed_texts(["a"], cache_root=tmp_path, model=model, progress=False)
+    embed_texts(["a"], Embedder.of(cache_root=tmp_path), model=model, progress=False)
     cache = EmbeddingCache(
         tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
     )
     # Another build (another process) adds a shard behind this process's in-memory copy.
     other = np.array([text_key("zz")], dtype="S64")
     np.savez(cache.directory / "shard-9-other.npz", keys=other, vectors=np.ones((1, 3)))
-    _, new = embed_texts(["a", "zz"], cache_root=tmp_path, model=model, progress=False)
+    _, new = embed_texts(["a", "zz"], Embedder.of(cache_root=tmp_path), model=model, progress=False)
     assert new == 0 and model.seen == ["a"]
     for i in range(5):
-        embed_texts([f"t{i}"], cache_root=tmp_path, model=model, progress=False)
+        embed_texts([f"t{i}"], Embedder.of(cache_root=tmp_path), model=model, progress=False)
     before = {k: v.copy() for k, v in cache.load().items()}
     cache.compact(max_shards=3)
     assert len(list(cache.directory.glob("shard-*.npz"))) == 1
@@ -90,10 +95,10 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
         "A diffusion model for protein structure generation conditioned on sequence.",
         "Graph neural networks fail to count substructures; we propose a fix.",
     ]
-    exact, new = embed_texts(texts, cache_root=tmp_path, model=model, progress=False)
+    exact, new = embed_texts(texts, Embedder.of(cache_root=tmp_path), model=model, progress=False)
     assert new == 3
     fast, new = embed_texts(
-        texts, cache_root=tmp_path, model=model, progress=False, precision="bfloat16"
+        texts, Embedder.of(cache_root=tmp_path, precision="bfloat16"), model=model, progress=False
     )
     assert new == 3  # float32 vectors are never handed out as bfloat16 ones, or back
     assert fast.dtype == np.float32
@@ -106,7 +111,7 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
         f"sentence-transformers_all-MiniLM-L6-v2-{weights}@bfloat16.v{embed.CACHE_VERSION}",
     ]
     _, new = embed_texts(
-        texts, cache_root=tmp_path, model=model, progress=False, precision="bfloat16"
+        texts, Embedder.of(cache_root=tmp_path, precision="bfloat16"), model=model, progress=False
     )
     assert new == 0
 
@@ -122,7 +127,8 @@ def test_auto_precision_follows_the_cpu(monkeypatch):
 
 
 def test_auto_keeps_the_corpus_precision_so_a_refit_reuses_its_embeddings(tmp_path, monkeypatch):
-    from explorer.build.pipeline import BuildConfig, _precision
+    from explorer.build.config import BuildConfig
+    from explorer.build.plan import _precision
 
     monkeypatch.setattr(embed, "native_bfloat16", lambda: True)
     config = BuildConfig(name="c", inputs=("x",))
@@ -142,12 +148,16 @@ def test_auto_keeps_the_corpus_precision_so_a_refit_reuses_its_embeddings(tmp_pa
 
 def test_changed_weights_under_the_same_name_never_reuse_old_vectors(tmp_path):
     model = CountingModel()
-    embed_texts(["x", "y"], cache_root=tmp_path, model=model, progress=False, weights="aaaa")
+    embed_texts(
+        ["x", "y"], Embedder.of(cache_root=tmp_path, weights="aaaa"), model=model, progress=False
+    )
     _, new = embed_texts(
-        ["x", "y"], cache_root=tmp_path, model=model, progress=False, weights="bbbb"
+        ["x", "y"], Embedder.of(cache_root=tmp_path, weights="bbbb"), model=model, progress=False
     )
     assert new == 2 and model.seen == ["x", "y", "x", "y"]
-    _, new = embed_texts(["x"], cache_root=tmp_path, model=model, progress=False, weights="aaaa")
+    _, new = embed_texts(
+        ["x"], Embedder.of(cache_root=tmp_path, weights="aaaa"), model=model, progress=False
+    )
     assert new == 0
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from explorer import artifacts
-from explorer.build import pipeline
+from explorer.build import plan as planning
 from explorer.build.pipeline import build, plan_build
 from explorer.build.sources import read_inputs
 from tests.conftest import ROOT, SEED_DIR, build_config
@@ -30,13 +30,13 @@ def test_input_order_changes_neither_the_run_id_nor_the_paper_order(tmp_path):
 
 def test_run_id_covers_pipeline_version_and_model_packages(tmp_path, monkeypatch):
     base = _plan(SEED_DIR, cache=tmp_path)
-    monkeypatch.setattr(pipeline, "PIPELINE_VERSION", pipeline.PIPELINE_VERSION + 1)
+    monkeypatch.setattr(planning, "PIPELINE_VERSION", planning.PIPELINE_VERSION + 1)
     assert _plan(SEED_DIR, cache=tmp_path).run_id != base.run_id
     monkeypatch.undo()
-    real = pipeline.metadata.version
-    for package in pipeline.MODEL_PACKAGES:
+    real = planning.metadata.version
+    for package in planning.MODEL_PACKAGES:
         monkeypatch.setattr(
-            pipeline.metadata, "version", lambda n, p=package: "0.0-other" if n == p else real(n)
+            planning.metadata, "version", lambda n, p=package: "0.0-other" if n == p else real(n)
         )
         assert _plan(SEED_DIR, cache=tmp_path).run_id != base.run_id, package
     monkeypatch.undo()
@@ -51,16 +51,16 @@ def test_a_run_made_by_older_code_is_rebuilt_and_says_why(
     lines: list[str] = []
     config = build_config("seed", [SEED_DIR])
     assert build(config, cache_dir=tmp_path, progress=False, log=lines.append).reused
-    monkeypatch.setattr(pipeline, "PIPELINE_VERSION", pipeline.PIPELINE_VERSION + 1)
+    monkeypatch.setattr(planning, "PIPELINE_VERSION", planning.PIPELINE_VERSION + 1)
     lines.clear()
     result = build(config, cache_dir=tmp_path, progress=False, log=lines.append)
     assert not result.reused and result.run.run_id != seed_run.run_id
     expected = (
         f"Rebuilding 'seed': its run {seed_run.run_id} was made by pipeline version "
-        f"{pipeline.PIPELINE_VERSION - 1}; this is {pipeline.PIPELINE_VERSION}."
+        f"{planning.PIPELINE_VERSION - 1}; this is {planning.PIPELINE_VERSION}."
     )
     assert expected in lines, lines
-    assert result.run.manifest.pipeline_version == pipeline.PIPELINE_VERSION
+    assert result.run.manifest.pipeline_version == planning.PIPELINE_VERSION
 
 
 def test_rebuild_reason_names_the_changed_package(seed_run, tmp_path):
@@ -72,14 +72,14 @@ def test_rebuild_reason_names_the_changed_package(seed_run, tmp_path):
     assert current.run_id == seed_run.run_id
     assert current.embedding_precision == seed_run.manifest.config.embedding_precision
     previous = replace(current, versions={**current.versions, "bertopic": "0.16.0"})
-    reason = pipeline.rebuild_reason(previous, plan)
+    reason = planning.rebuild_reason(previous, plan)
     assert reason == (
         f"its run {seed_run.run_id} was made with bertopic 0.16.0 -> "
         f"{plan.code['packages']['bertopic']}"
     )
     previous = replace(current, embedding_weights="0" * 16)
-    assert "weights changed" in pipeline.rebuild_reason(previous, plan)
-    assert pipeline.rebuild_reason(current, plan) is None
+    assert "weights changed" in planning.rebuild_reason(previous, plan)
+    assert planning.rebuild_reason(current, plan) is None
 
 
 def test_a_run_of_an_older_schema_still_explains_the_rebuild(tmp_path):
@@ -92,7 +92,7 @@ def test_a_run_of_an_older_schema_still_explains_the_rebuild(tmp_path):
     prior = artifacts.read_prior_run(tmp_path, "c")
     assert prior.run_id == "old1" and prior.embedding_precision == "float32"
     plan = _plan(SEED_DIR, cache=tmp_path)
-    assert "made by pipeline version 3" in pipeline.rebuild_reason(prior, plan)
+    assert "made by pipeline version 3" in planning.rebuild_reason(prior, plan)
     (run / artifacts.MANIFEST).write_text("[1, 2]")
     assert artifacts.read_prior_run(tmp_path, "c") is None
 

@@ -21,6 +21,7 @@ import os
 import time
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -280,24 +281,46 @@ class EmbeddingCache:
         _MEMORY.setdefault(self.directory.resolve(), ({}, set()))[1].add(final)
 
 
+@dataclass(frozen=True)
+class Embedder:
+    """Where a build's vectors come from, as one value: the model (a name or a local folder),
+    its `weights_fingerprint`, the precision its matrix products run in, and the cache root
+    whose content-addressed store (`EmbeddingCache`) keeps every vector it computed."""
+
+    model_name: str
+    weights: str
+    precision: str
+    cache_root: Path
+
+    @classmethod
+    def of(
+        cls,
+        model_name: str = DEFAULT_MODEL,
+        *,
+        cache_root: Path,
+        precision: str = "float32",
+        weights: str | None = None,
+    ) -> Embedder:
+        """An embedder of `model_name`; its weights fingerprint is computed when not given."""
+        return cls(model_name, weights or weights_fingerprint(model_name), precision, cache_root)
+
+    def cache(self) -> EmbeddingCache:
+        """The store of this model, weights and precision under the cache root."""
+        return EmbeddingCache(
+            self.cache_root, self.model_name, weights=self.weights, precision=self.precision
+        )
+
+
 def embed_texts(
-    texts: Sequence[str],
-    *,
-    model_name: str = DEFAULT_MODEL,
-    cache_root: Path,
-    progress: bool = True,
-    model=None,
-    precision: str = "float32",
-    weights: str | None = None,
+    texts: Sequence[str], embedder: Embedder, *, progress: bool = True, model=None
 ) -> tuple[np.ndarray, int]:
     """Vectors for `texts` (row i for text i) and how many had to be computed.
 
     Missing texts are embedded longest first in chunks, each chunk saved as soon as it is
     done; the order fills each length bucket's batches (speed) and changes no vector.
-    `weights` is the model's `weights_fingerprint`, computed here when not given.
+    `model`: the loaded model to use (default: `embedder`'s, loaded when a text is missing).
     """
-    weights = weights or weights_fingerprint(model_name)
-    cache = EmbeddingCache(cache_root, model_name, weights=weights, precision=precision)
+    cache = embedder.cache()
     known = cache.load()
     keys = [text_key(t) for t in texts]
     missing: dict[str, str] = {}
@@ -307,12 +330,12 @@ def embed_texts(
     if missing:
         from tqdm.auto import tqdm
 
-        model = model or load_model(model_name, progress=progress)
+        model = model or load_model(embedder.model_name, progress=progress)
         order = sorted(missing, key=lambda k: -len(missing[k]))
         with tqdm(total=len(order), desc="Embedding", unit="abstract", disable=not progress) as bar:
             for start in range(0, len(order), CHUNK_SIZE):
                 chunk = order[start : start + CHUNK_SIZE]
-                vectors = encode_chunk(model, [missing[k] for k in chunk], precision)
+                vectors = encode_chunk(model, [missing[k] for k in chunk], embedder.precision)
                 known.update(zip(chunk, vectors, strict=True))
                 cache.save(chunk, vectors)
                 bar.update(len(chunk))

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer.build.corpus import Corpus, Paper, dedupe
-from explorer.build.embed import CHUNK_SIZE, EmbeddingCache, text_key
+from explorer.build.embed import CHUNK_SIZE, Embedder, text_key
 from explorer.build.sources import ReadOptions, expand_inputs, read_file
 from explorer.errors import ExplorerError, InputError
 
@@ -188,20 +188,13 @@ def _pool(options: RayOptions) -> tuple[int, float, int]:
 
 
 def embed_missing(
-    texts: Sequence[str],
-    *,
-    model_name: str,
-    cache_root: Path,
-    precision: str,
-    weights: str,
-    options: RayOptions,
-    progress: bool,
+    texts: Sequence[str], embedder: Embedder, *, options: RayOptions, progress: bool
 ) -> int:
-    """Embed on the cluster every text the cache lacks and write it there; how many."""
+    """Embed on the cluster every text `embedder`'s cache lacks and write it there; how many."""
     import ray
     from tqdm.auto import tqdm
 
-    cache = EmbeddingCache(cache_root, model_name, weights=weights, precision=precision)
+    cache = embedder.cache()
     known = cache.load()
     missing: dict[str, str] = {}
     for text in texts:
@@ -223,8 +216,8 @@ def embed_missing(
     dataset = ray.data.from_items(chunks, override_num_blocks=len(chunks)).map_batches(
         _Embedder,
         fn_constructor_kwargs={
-            "model_name": model_name,
-            "precision": precision,
+            "model_name": embedder.model_name,
+            "precision": embedder.precision,
             "threads": threads,
         },
         batch_size=1,

@@ -1,7 +1,10 @@
 """The build's stages after planning, each a function of the plan and earlier results.
 
 `pipeline.build` runs them in order under its stage timer; every result is a value the
-next stage takes, so no stage reaches back into an earlier one.
+next stage takes, so no stage reaches back into an earlier one. The topic stage differs
+by the plan's mode (plan.BuildMode: `fit`, then `stability` and `project`; `keep`; or
+`fit_sample`) and always ends in one `Topics`. This module imports plan.py, never
+pipeline.py.
 """
 
 from __future__ import annotations
@@ -9,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,12 +20,10 @@ from explorer import artifacts
 from explorer.build import summaries as S
 from explorer.build.keep import Kept
 from explorer.build.levels import Levels
+from explorer.build.plan import Plan
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import TopicFit
 from explorer.vectors import unit_float16
-
-if TYPE_CHECKING:  # pipeline imports this module; the plan type is only for readers
-    from explorer.build.pipeline import Plan
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,18 @@ class Stability:
     mean_ari: float
 
 
+@dataclass(frozen=True)
+class Topics:
+    """The topic stage's result in every mode: what `summarise` and the manifest read."""
+
+    fit: TopicFit
+    coords: np.ndarray  # the 2-D map, row i = paper i
+    levels: Levels | None = None  # kept or a sample's areas and subtopics; None: summarise cuts
+    stability: Stability | None = None  # `--stability` (a full fit only)
+    kept: int = 0  # papers whose topic came from the kept run or the sample's fit
+    added: int = 0  # papers assigned to those topics (assign.py)
+
+
 def embed(plan: Plan, docs: list[str]) -> Embedded:
     """Every paper's vector. The Ray engine embeds what the cache lacks on the cluster and
     writes it there; the vectors are then read from the cache as after a local embedding."""
@@ -65,21 +77,11 @@ def embed(plan: Plan, docs: list[str]) -> Embedded:
 
         on_cluster = ray_engine.embed_missing(
             docs,
-            model_name=plan.config.embedding_model,
-            cache_root=plan.cache_dir,
-            precision=plan.precision,
-            weights=plan.weights,
+            plan.embedder,
             options=plan.config.ray or ray_engine.RayOptions(),
             progress=plan.progress,
         )
-    vectors, n_new = embed_texts(
-        docs,
-        model_name=plan.config.embedding_model,
-        cache_root=plan.cache_dir,
-        progress=plan.progress,
-        precision=plan.precision,
-        weights=plan.weights,
-    )
+    vectors, n_new = embed_texts(docs, plan.embedder, progress=plan.progress)
     return Embedded(vectors=vectors, n_new=n_new + on_cluster)
 
 
@@ -105,7 +107,7 @@ def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Top
     return _represent(plan, docs, embedded, part)
 
 
-def keep(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kept]:
+def keep(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
     """The latest run's topics with the new papers assigned (`--keep-topics`), and their
     keyword representation; ids as BERTopic numbers them."""
     from explorer.build.keep import keep_topics, renumbered
@@ -117,10 +119,10 @@ def keep(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kep
     fitted = _represent(
         plan, docs, embedded, _given(docs, plan, kept.labels, clustered, plan.base.threshold)
     )
-    return fitted, renumbered(kept, fitted.labels)
+    return _assigned(fitted, renumbered(kept, fitted.labels))
 
 
-def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFit, Kept]:
+def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
     """Topics, levels and map fitted on a stratified sample (explorer/build/sample.py), every
     other paper assigned to them as `--keep-topics` assigns new papers; ids by size."""
     from explorer.build.keep import Base, keep_topics, renumbered
@@ -156,7 +158,7 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFi
     )
     base = Base(
         run_id="sample", papers=fitted_papers, params=params.as_dict(),
-        embedding_model=plan.config.embedding_model, threshold=part.threshold,
+        embedding_model=plan.embedder.model_name, threshold=part.threshold,
         area_of_topic=levels.area_of_topic, unsplit=levels.unsplit,
     )  # fmt: skip
     kept = keep_topics(base, ids, embedded.vectors, engine=plan.config.engine)
@@ -165,7 +167,12 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> tuple[TopicFi
     fitted = _represent(
         plan, docs, embedded, _given(docs, plan, kept.labels, clustered, part.threshold)
     )
-    return fitted, renumbered(kept, fitted.labels)
+    return _assigned(fitted, renumbered(kept, fitted.labels))
+
+
+def _assigned(fit: TopicFit, kept: Kept) -> Topics:
+    """Topics no fit over every paper made, with the levels and map they came with."""
+    return Topics(fit, kept.coords, levels=kept.levels, kept=kept.kept, added=kept.added)
 
 
 def _given(docs: list[str], plan: Plan, labels: np.ndarray, clustered: int, threshold: float):
@@ -181,16 +188,7 @@ def _represent(plan: Plan, docs: list[str], embedded: Embedded, part) -> TopicFi
     """BERTopic's keywords for a finished partition (topics.represent)."""
     from explorer.build.topics import represent
 
-    return represent(
-        docs,
-        embedded.vectors,
-        part,
-        plan.params,
-        model_name=plan.config.embedding_model,
-        cache_root=plan.cache_dir,
-        precision=plan.precision,
-        weights=plan.weights,
-    )
+    return represent(docs, embedded.vectors, part, plan.params, embedder=plan.embedder)
 
 
 def stability(plan: Plan, embedded: Embedded, graph: KnnGraph, fit: TopicFit) -> Stability:
@@ -227,19 +225,11 @@ def project(plan: Plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
 
 
 def summarise(
-    plan: Plan,
-    docs: list[str],
-    embedded: Embedded,
-    graph: KnnGraph,
-    fit: TopicFit,
-    coords: np.ndarray,
-    stability: Stability | None = None,
-    levels: Levels | None = None,
+    plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph, topics: Topics
 ) -> Summary:
     """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics; areas
-    and subtopics are cut here unless `levels` brings them (`--keep-topics`)."""
-    from explorer.build.coherence import with_coherence
-
+    and subtopics are cut here unless the topic stage brought them (kept, or a sample's)."""
+    fit, coords = topics.fit, topics.coords
     vectors, labels = embedded.vectors, fit.labels
     papers = pd.DataFrame([asdict(p) for p in plan.corpus.papers])
     papers["year"] = papers["year"].astype("Int64")
@@ -250,7 +240,7 @@ def summarise(
     doc_topics.insert(0, "paper_id", np.asarray(ids, dtype=object)[doc_topics.pop("doc")])
     hierarchy = S.hierarchy_table(fit.model, docs, len(topic_ids), progress=plan.progress)
     similarity = (centroids @ centroids.T).astype(np.float32)
-    topics = S.topic_table(
+    table = S.topic_table(
         fit,
         topic_ids=topic_ids,
         coords=coords,
@@ -258,26 +248,22 @@ def summarise(
         representatives=S.representative_papers(vectors, labels, centroids, topic_ids, ids),
         positions=S.classical_mds(similarity),
     )
-    nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords, levels)
-    topics = _with_phrase_labels(topics, nodes)
-    scores = stability.topics if stability else {}
-    topics["stability"] = [scores.get(int(t), np.nan) for t in topics["topic_id"]]
+    nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords, topics.levels)
+    table = _with_phrase_labels(table, nodes)
+    scores = topics.stability.topics if topics.stability else {}
+    table["stability"] = [scores.get(int(t), np.nan) for t in table["topic_id"]]
     _add_paths(papers, labels, nodes, levels)
-    label_of = dict(zip(topics["topic_id"], topics["label"], strict=True))
+    label_of = dict(zip(table["topic_id"], table["label"], strict=True))
     papers["topic_id"] = labels
     papers["topic_label"] = [label_of[t] for t in labels]
     papers["probability"] = assigned
     papers["x"], papers["y"] = coords[:, 0], coords[:, 1]
-    matrix, vocabulary = S.document_terms(docs, min_df=plan.params.min_df)
-    vocab = S.vocabulary_table(matrix, vocabulary)
-    members, _ = S.node_members(labels, levels)
-    weights = vocab["specificity"].to_numpy()
-    nodes = with_coherence(nodes, matrix, vocabulary, members, weights=weights)
+    matrix, vocabulary, vocab, nodes = _terms_and_coherence(plan, docs, labels, levels, nodes)
     coherence = dict(zip(nodes["node_id"], nodes["coherence"], strict=True))
-    topics["coherence"] = [coherence.get(str(t), np.nan) for t in topics["topic_id"]]
+    table["coherence"] = [coherence.get(str(t), np.nan) for t in table["topic_id"]]
     tables = {
         "papers": _string_ids(papers),
-        "topics": _string_ids(topics),
+        "topics": _string_ids(table),
         "doc_topics": _string_ids(doc_topics),
         "neighbors": S.similar_papers(graph, ids),
         "hierarchy": hierarchy,
@@ -290,8 +276,23 @@ def summarise(
         topic_similarity=similarity,
         doc_terms=matrix,
         n_topics=len(topic_ids),
-        stability=_stability_counts(stability),
+        stability=_stability_counts(topics.stability),
     )
+
+
+def _terms_and_coherence(
+    plan: Plan, docs: list[str], labels: np.ndarray, levels: Levels, nodes: pd.DataFrame
+) -> tuple[object, np.ndarray, pd.DataFrame, pd.DataFrame]:
+    """The papers x vocabulary counts, the vocabulary, its table, and the nodes with their
+    top words and NPMI coherence."""
+    from explorer.build.coherence import with_coherence
+
+    matrix, vocabulary = S.document_terms(docs, min_df=plan.params.min_df)
+    vocab = S.vocabulary_table(matrix, vocabulary)
+    members, _ = S.node_members(labels, levels)
+    weights = vocab["specificity"].to_numpy()
+    nodes = with_coherence(nodes, matrix, vocabulary, members, weights=weights)
+    return matrix, vocabulary, vocab, nodes
 
 
 def _stability_counts(stability: Stability | None) -> dict | None:
@@ -370,8 +371,9 @@ def export_encoder(plan: Plan, log: Callable[[str], None]) -> dict:
     under the cache) as the manifest records it, or why there is none."""
     from explorer.build.encoder_export import export_query_encoder
 
+    embedder = plan.embedder  # export_query_encoder takes its parts (encoder_export.py)
     return export_query_encoder(
-        plan.config.embedding_model, weights=plan.weights, cache_root=plan.cache_dir, log=log
+        embedder.model_name, weights=embedder.weights, cache_root=embedder.cache_root, log=log
     )
 
 
@@ -391,5 +393,5 @@ def write(plan: Plan, directory: Path, summary: Summary, fit: TopicFit, embedded
         directory / artifacts.MODEL_DIR,
         serialization="safetensors",
         save_ctfidf=True,
-        save_embedding_model=model_id(plan.config.embedding_model),
+        save_embedding_model=model_id(plan.embedder.model_name),
     )

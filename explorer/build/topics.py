@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
 from explorer.artifacts import OUTLIER
 from explorer.build.cluster import Clusterer, for_topics
-from explorer.build.embed import embed_texts
+from explorer.build.embed import Embedder, embed_texts
 from explorer.build.projection import KnnGraph, reduce_umap
 from explorer.errors import InputError
 from explorer.vectors import centroids as unit_centroids
@@ -118,20 +117,13 @@ def assign_outliers(
     return out, threshold
 
 
-def _cached_embedder(model_name: str, cache_root: Path, precision: str, weights: str | None):
+def _cached_embedder(embedder: Embedder):
     """A BERTopic embedder that goes through our cache (keyword candidates repeat across fits)."""
     from bertopic.backend import BaseEmbedder
 
     class CachedEmbedder(BaseEmbedder):
         def embed(self, documents, verbose: bool = False) -> np.ndarray:
-            vectors, _ = embed_texts(
-                list(documents),
-                model_name=model_name,
-                cache_root=cache_root,
-                progress=False,
-                precision=precision,
-                weights=weights,
-            )
+            vectors, _ = embed_texts(list(documents), embedder, progress=False)
             return vectors
 
     return CachedEmbedder()
@@ -206,10 +198,7 @@ def represent(
     part: Partition,
     params: TopicParams,
     *,
-    model_name: str,
-    cache_root: Path,
-    precision: str = "float32",
-    weights: str | None = None,
+    embedder: Embedder,
 ) -> TopicFit:
     """BERTopic's keyword representation of a finished partition. BERTopic numbers the
     topics by size (ties as it breaks them): the fit's labels are its `topics_`."""
@@ -219,7 +208,7 @@ def represent(
     from bertopic.vectorizers import ClassTfidfTransformer
 
     model = BERTopic(
-        embedding_model=_cached_embedder(model_name, cache_root, precision, weights),
+        embedding_model=_cached_embedder(embedder),
         umap_model=_Precomputed(part.reduced),
         hdbscan_model=BaseCluster(),
         vectorizer_model=make_vectorizer(min_df=params.min_df),
