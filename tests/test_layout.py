@@ -5,6 +5,9 @@
 - The contract (`artifacts.py`, `errors.py`, `vectors.py`, and `onnx_encoder.py`, which runs the
   exported query encoder for both) imports neither world.
 - `explorer/build/` never imports the view world (data flows one way).
+- No two modules of explorer/ import each other, directly or around a loop, counting lazy
+  imports and those made only for type checking (pipeline.py once imported stages.py,
+  which imported it back for the Plan type; plan.py now holds it).
 - Only `explorer/view/ui/` (and pages/, app.py) import streamlit.
 - No module of explorer/, pages/ or bench/ but the contract parses node ids or reads the
   manifest by hand: they use explorer.artifacts' node-id grammar and its typed Manifest.
@@ -94,6 +97,80 @@ def test_the_boundary_check_catches_a_violation(tmp_path):
     )
     assert imports(bad)[0] == ("explorer.build", True)
     assert ("explorer.build.embed", False) in imports(bad)
+
+
+# --- no import cycles --------------------------------------------------------------------
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path, package: str = "explorer") -> dict[str, set[str]]:
+    """Module -> the package's modules it imports anywhere in the file (at the top, in a
+    function, or under `if TYPE_CHECKING:`). Its own packages do not count: Python runs
+    them before it, and `from explorer.build import stages` imports stages."""
+    paths = {module_name(p, root): p for p in _files(root / package)}
+    graph = {}
+    for name, path in paths.items():
+        found = {m for m, _ in imports(path) if m in paths and m != name}
+        graph[name] = {m for m in found if not name.startswith(f"{m}.")}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that reach each other through imports (Tarjan's strongly
+    connected components with more than one module), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_modules_import_each_other():
+    assert import_cycles(import_graph(ROOT)) == []
+
+
+def test_the_cycle_check_catches_a_planted_cycle(tmp_path):
+    package = tmp_path / "explorer"
+    (package / "build").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "build" / "__init__.py").write_text("")
+    (package / "build" / "pipeline.py").write_text(
+        "from explorer.build.plan import Plan\n\ndef build():\n"
+        "    from explorer.build import stages\n"
+    )
+    (package / "build" / "plan.py").write_text("class Plan: ...\n")
+    (package / "build" / "stages.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from explorer.build.pipeline import Plan\n"
+    )
+    graph = import_graph(tmp_path)
+    assert graph["explorer.build.pipeline"] == {"explorer.build.plan", "explorer.build.stages"}
+    assert import_cycles(graph) == [["explorer.build.pipeline", "explorer.build.stages"]]
+    (package / "build" / "stages.py").write_text("from explorer.build.plan import Plan\n")
+    assert import_cycles(import_graph(tmp_path)) == []
 
 
 # --- the contract is used, not re-implemented ----------------------------------------------
