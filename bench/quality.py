@@ -22,11 +22,15 @@ import json
 import random
 import re
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bench.common import PAPERLISTS, WORK, explorer_cmd, require_shared, run_child, write_results
 from explorer.artifacts import OUTLIER_ID
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CORPORA = {
     "neurips-icml-aistats": [f"nips/nips20{y:02d}.json" for y in range(8, 19)]
@@ -53,7 +57,7 @@ def _build(cache, name: str, inputs: list[str]):
     return open_run(cache, name)
 
 
-def _vectors(run, cache) -> tuple[list[str], np.ndarray]:
+def run_vectors(run, cache) -> tuple[list[str], np.ndarray]:
     """The run's papers' texts and their cached float32 embeddings (nothing is re-embedded)."""
     from explorer.build.corpus import normalise_text
     from explorer.build.embed import Embedder, embed_texts
@@ -79,7 +83,7 @@ def _silhouette(vectors: np.ndarray, labels: np.ndarray) -> float:
     return round(float(silhouette_score(vectors[sample], labels[sample], metric="cosine")), 4)
 
 
-def _ours(run, vectors: np.ndarray) -> dict:
+def our_scores(run, vectors: np.ndarray) -> dict:
     from explorer.view.store import level_ids
 
     papers, nodes = run.table("papers"), run.table("nodes")
@@ -136,12 +140,12 @@ def _stock_top_words(model, topic: int, n: int) -> list[str]:
     return [w for w in best if w not in ENGLISH_STOP_WORDS and " " not in w][:n]
 
 
-def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
-    """Mean NPMI and diversity per level, ours and stock's, on one document x word matrix."""
-    from explorer.build.coherence import TOP_WORDS, diversity, npmi
+def _scorer(run, docs: list[str]):
+    """NPMI and diversity of word lists over the run's documents (one document x word matrix,
+    the run's own min_df), as a function of the lists, so ours and stock's are scored alike."""
+    from explorer.build.coherence import diversity, npmi
     from explorer.build.summaries import document_terms
     from explorer.build.topics import TopicParams
-    from explorer.view.store import level_ids
 
     matrix, vocabulary = document_terms(
         docs, min_df=TopicParams(**run.manifest.config.params).min_df
@@ -158,15 +162,37 @@ def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
             "diversity": round(diversity(lists), 4) if lists else None,
         }
 
+    return scored
+
+
+def _node_words(run) -> tuple[pd.DataFrame, dict[str, list[str]], list[str]]:
+    """The run's nodes, each node's top words, and its leaves' ids (outliers left out)."""
+    from explorer.view.store import level_ids
+
     nodes = run.table("nodes")
     leaves = set(level_ids(run.table("papers"), "subtopic").astype(str)) - {OUTLIER_ID}
     words = dict(zip(nodes["node_id"], nodes["top_words"].map(list), strict=True))
+    return nodes, words, sorted(leaves)
+
+
+def leaf_coherence(run, docs: list[str]) -> dict:
+    """Mean NPMI and diversity of the run's leaves (bench/sample_quality.py)."""
+    _, words, leaves = _node_words(run)
+    return _scorer(run, docs)([words[n] for n in leaves])
+
+
+def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
+    """Mean NPMI and diversity per level, ours and stock's, on one document x word matrix."""
+    from explorer.build.coherence import TOP_WORDS
+
+    scored = _scorer(run, docs)
+    nodes, words, leaves = _node_words(run)
     ours = {
         level: scored([words[n] for n in nodes.loc[nodes["level"] == level, "node_id"]])
         for level in ("area", "topic", "subtopic")
         if (nodes["level"] == level).any()
     }
-    ours["leaf"] = scored([words[n] for n in sorted(leaves)])
+    ours["leaf"] = scored([words[n] for n in leaves])
     stock = [_stock_top_words(model, t, TOP_WORDS) for t in sorted(set(topics.tolist()) - {-1})]
     return {"ours": ours, "stock": scored(stock)}
 
@@ -218,8 +244,8 @@ def main() -> None:
     for name, inputs in {**CORPORA, "www": WWW}.items():
         print(f"Quality: {name}…", flush=True)
         run = _build(cache, f"q-{name}", inputs)
-        docs, vectors = _vectors(run, cache)
-        ours = _ours(run, vectors)
+        docs, vectors = run_vectors(run, cache)
+        ours = our_scores(run, vectors)
         stock, topics, model = _stock(docs, vectors)
         entry = {
             "ours": ours,

@@ -163,6 +163,7 @@ def full(repeats: int, scale: bool, skip_quick: bool = False) -> None:
 FULL_MODULES = (
     ("bench.engines", "Embedding every real abstract with each engine (local, Ray)"),
     ("bench.sample_fit", "Fitting on a sample vs fitting every paper (~23k abstracts)"),
+    ("bench.sample_quality", "The sample fit's topics judged as users see them (~23k)"),
     ("bench.scale100k", "100,000 papers from the real vectors, built and served"),
     ("bench.neighbours", "Exact vs approximate neighbours (23k real, 100k and 1M synthetic)"),
     ("bench.quality", "Topic quality at every level vs stock (three mixes and WWW 2025)"),
@@ -325,6 +326,8 @@ def table() -> str:
         rows.append(_engines_row(result))
     if result := _load("sample-fit"):
         rows += _sample_fit_rows(result)
+    if result := _load("sample-quality"):
+        rows += _sample_quality_rows(result)
     if result := _load("scale100k"):
         rows.append(_scale100k_row(result))
     if result := _load("reproducibility"):
@@ -519,6 +522,35 @@ def _sample_fit_rows(result: dict) -> list[str]:
             "assigned: leaf ARI against full fits (mean ≥ the full fits' mean with each other)",
             ours, stock, "",
             None if runs["probe"] else runs["leaf"]["mean_ari"] >= full["leaf"]["mean_ari"],
+            result["when"][:10],
+        ))  # fmt: skip
+    return rows
+
+
+def _sample_quality_rows(result: dict) -> list[str]:
+    """The sample fit judged by what users see (bench/sample_quality.py): per measure, the
+    sample fits' median within the spread of the full fits' seeds."""
+
+    def cell(spread: dict) -> str:
+        def one(key: str, fmt: str) -> str:
+            s = spread[key]
+            return f"{s['median']:{fmt}} ({s['min']:{fmt}}-{s['max']:{fmt}})"
+
+        return (f"largest leaf {one('largest_leaf_share', '.1%')}, outliers "
+                f"{one('outlier_share', '.1%')}, silhouette {one('silhouette', '.3f')}, leaf "
+                f"NPMI {one('leaf_npmi', '.3f')}; build {one('wall_s', '.0f')} s, peak RSS "
+                f"{one('peak_rss_mb', ',.0f')} MB")  # fmt: skip
+
+    full = result["full_spread"]
+    seeds = f"seeds {result['seeds'][0]}-{result['seeds'][-1]}"
+    rows = []
+    for size, entry in result["samples"].items():
+        missed = [k for k, ok in entry["within"].items() if not ok]
+        rows.append(_row(
+            f"10b. fit on a sample of {int(size):,} of {result['papers']:,}, judged as users "
+            "see it: median (min-max) over " + seeds + "; each measure's sample median within "
+            "the full fits' spread" + (f" (outside: {', '.join(missed)})" if missed else ""),
+            cell(entry["spread"]), "full fits: " + cell(full), "", not missed,
             result["when"][:10],
         ))  # fmt: skip
     return rows
