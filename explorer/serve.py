@@ -39,7 +39,7 @@ from pathlib import Path
 import tomllib
 
 from explorer.errors import ExplorerError
-from explorer.names import NAME_RE, RESERVED_NAMES
+from explorer.names import list_corpora
 
 DEFAULT_PORT = 8501
 # Loopback by default, as a TLS proxy in front is the way to share it (docs/hosting.md).
@@ -378,7 +378,7 @@ def _check_ready(config: ServeConfig) -> str:
         raise ServeError(f"--workers must be at least 1, not {config.workers}")
     if not (config.app_dir / "app.py").is_file():
         raise ServeError(f"{config.app_dir}: no app.py here to serve")
-    if not _has_corpus(config.cache_dir):
+    if not list_corpora(config.cache_dir):
         raise ServeError(
             f"no corpus built under {config.cache_dir}: build one first "
             "(explorer build INPUT --name NAME)"
@@ -398,19 +398,6 @@ def check_hosts(names: tuple[str, ...] | list[str]) -> None:
     for name in names:
         if not HOST_NAME_RE.fullmatch(name.strip().strip("[]")):
             raise ServeError(f"--allowed-host {name!r} is not a host name or address")
-
-
-def _has_corpus(cache_dir: Path) -> bool:
-    """Whether `artifacts.list_corpora` would list a corpus: a folder of a corpus's name
-    holding a run with its manifest. Read with the stdlib (explorer.names), so this
-    supervisor never loads pandas."""
-    if not cache_dir.is_dir():
-        return False
-    for folder in cache_dir.iterdir():
-        named = NAME_RE.fullmatch(folder.name) and folder.name not in RESERVED_NAMES
-        if named and folder.is_dir() and any(folder.glob("*/manifest.json")):
-            return True
-    return False
 
 
 def _check_port_free(address: str, port: int) -> None:
