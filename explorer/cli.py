@@ -495,16 +495,18 @@ def _cmd_serve(args: argparse.Namespace, cache_dir: Path) -> None:
 
 def _cmd_dashboard(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer.app_home import app_dir
-    from explorer.serve import dashboard
+    from explorer.serve import ServeConfig, dashboard
 
-    dashboard(
-        app_dir(),
-        cache_dir,
+    config = ServeConfig(
+        app_dir=app_dir(),
+        cache_dir=cache_dir,
+        workers=1,
         port=args.port,
         address=args.address,
         allowed_hosts=tuple(args.allowed_host),
         edit=not args.read_only,
     )
+    dashboard(config)
 
 
 def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:

@@ -787,30 +787,23 @@ def _last_error(log_path: Path) -> str:
 # --- one process: `explorer dashboard` (make run) -------------------------------------
 
 
-def dashboard(
-    app_dir: Path,
-    cache_dir: Path,
-    *,
-    port: int = DEFAULT_PORT,
-    address: str = DEFAULT_ADDRESS,
-    allowed_hosts: tuple[str, ...] = (),
-    edit: bool = True,
-    log: Callable[[str], None] | None = None,
-) -> None:
-    """Replace this process with one `streamlit run app.py` on `address` (loopback by
+def dashboard(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> None:
+    """Replace this process with one `streamlit run app.py` on `config.address` (loopback by
     default), answering only to the expected host names, after printing how the host edits
-    (a fresh one-click link unless a key is configured, or read-only)."""
-    config = ServeConfig(app_dir, cache_dir, 1, port, address, tuple(allowed_hosts), edit)
+    (a fresh one-click link unless a key is configured, or read-only). One process: the
+    config's worker count and per-client limits, which the proxy enforces, do not apply."""
     check_hosts(config.allowed_hosts)
-    _check_port_free(address, port)
-    key, fresh = edit_key(app_dir) if edit else (None, False)
-    env = editing_env({**os.environ, "EXPLORER_CACHE_DIR": str(cache_dir.resolve())}, key)
+    _check_port_free(config.address, config.port)
+    key, fresh = edit_key(config.app_dir) if config.edit else (None, False)
+    cache = str(config.cache_dir.resolve())
+    env = editing_env({**os.environ, "EXPLORER_CACHE_DIR": cache}, key)
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-        "--server.address", address, "--server.headless", "true", *host_flags(config.hosts()),
+        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(config.port),
+        "--server.address", config.address, "--server.headless", "true",
+        *host_flags(config.hosts()),
     ]  # fmt: skip
     (log or _log)(edit_banner(_public_url(config), key, fresh))
-    os.chdir(app_dir)
+    os.chdir(config.app_dir)
     os.execve(sys.executable, command, env)
 
 
