@@ -571,10 +571,8 @@ def _cmd_curate(args: argparse.Namespace, cache_dir: Path) -> None:
         return
     fields = {k: getattr(args, k) for k in ("node", "nodes", "label", "paper") if hasattr(args, k)}
     shown = curation.of_run(run).nodes
-    change = curation.record(
-        cache_dir, args.name, run.table("papers"), shown, args.op,
-        run_id=run.run_id, source="cli", **fields,
-    )  # fmt: skip
+    target = curation.EditTarget(cache_dir, args.name, run.run_id, run.table("papers"))
+    change = curation.record(target, shown, args.op, source="cli", **fields)
     print(curation.describe(change))
 
 
