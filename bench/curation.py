@@ -73,10 +73,8 @@ class History:
     def record(self, op: str, **args) -> None:
         from explorer import curation
 
-        curation.record(
-            self.cache, CORPUS, self.papers, self.shown(), op,
-            run_id=self.run.run_id, source="cli", **args,
-        )  # fmt: skip
+        target = curation.EditTarget(self.cache, CORPUS, self.run.run_id, self.papers)
+        curation.record(target, self.shown(), op, source="cli", **args)
 
     def one(self, kind: float) -> None:
         """One change of the mix, picked by `kind` in [0, 1)."""

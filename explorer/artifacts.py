@@ -24,7 +24,11 @@ import numpy as np
 import pandas as pd
 
 from explorer.errors import ArtifactError, InputError, NodeIdError
-from explorer.names import LATEST, NAME_RE, RESERVED_NAMES
+
+# Names and run discovery are stdlib only, for the serving supervisor; re-exported here.
+from explorer.names import LATEST as LATEST
+from explorer.names import MANIFEST, NAME_RE, RESERVED_NAMES, latest_run_id
+from explorer.names import list_corpora as list_corpora
 
 # 2: unit-length paper embeddings for semantic search; 3: levels (nodes table, paper paths)
 SCHEMA_VERSION = 3
@@ -125,7 +129,6 @@ def leaf_ids(papers: pd.DataFrame) -> pd.Series:
     return sub.where(sub != "", papers["topic_id"].astype(str))
 
 
-MANIFEST = "manifest.json"
 # Written by `explorer publish` into a published folder: it lists the files it wrote, and
 # its presence makes that folder's dashboard read-only (explorer.curation).
 PUBLISH_MARKER = ".explorer-publish.json"
@@ -624,32 +627,3 @@ def read_prior_run(cache_dir: Path, corpus: str) -> PriorRun | None:
         embedding_weights=config.get("embedding_weights"),
         embedding_precision=str(config.get("embedding_precision", "float32")),
     )
-
-
-def latest_run_id(cache_dir: Path, corpus: str) -> str | None:
-    """The run named by `latest` if complete, else the newest complete run, else None."""
-    corpus_dir = Path(cache_dir) / corpus
-    pointer = corpus_dir / LATEST
-    if pointer.is_file():
-        run_id = pointer.read_text(encoding="utf-8").strip()
-        if NAME_RE.fullmatch(run_id) and (corpus_dir / run_id / MANIFEST).is_file():
-            return run_id
-    complete = [p for p in corpus_dir.glob("*") if p.is_dir() and (p / MANIFEST).is_file()]
-    if not complete:
-        return None
-    return max(complete, key=lambda p: (p / MANIFEST).stat().st_mtime).name
-
-
-def list_corpora(cache_dir: Path) -> list[str]:
-    """Corpora with at least one complete run, by name."""
-    root = Path(cache_dir)
-    if not root.is_dir():
-        return []
-    names = []
-    for path in sorted(root.iterdir()):
-        is_corpus = (
-            path.is_dir() and NAME_RE.fullmatch(path.name) and path.name not in RESERVED_NAMES
-        )
-        if is_corpus and latest_run_id(root, path.name) is not None:
-            names.append(path.name)
-    return names

@@ -1,5 +1,6 @@
-"""`explorer build|info|export|list|fetch|publish|serve|dashboard|curate`: the command-line
-contract (docs/architecture.md; every option in docs/cli.md, generated from `_parser`).
+"""The `explorer` command line, the project's contract with its users (docs/architecture.md).
+Each command is one row of COMMANDS (name, help, arguments, handler): the parser, the
+dispatch in `main` and docs/cli.md (generated from `_parser`) all read that table.
 
 Expected failures print one line on stderr and exit 2; heavy modules load only
 inside `build`, so `info`, `list` and `export` answer instantly.
@@ -10,12 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from explorer import __version__, artifacts
 from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
 from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE
+from explorer.build.sources.formats import SUFFIXES, describe_formats
 from explorer.build.topics import DEFAULT_SEED
 from explorer.errors import ArtifactError, ExplorerError, describe_os_error
 from explorer.serve import DEFAULT_ADDRESS, DEFAULT_PORT, add_host_argument
@@ -24,24 +27,10 @@ from explorer.serve import add_arguments as add_serve_arguments
 EXIT_ERROR = 2
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="explorer", description="Build and inspect topic-explorer corpora."
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="where corpora and embeddings are cached (default: $EXPLORER_CACHE_DIR or ./cache)",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+# --- each command's arguments (the table of commands, COMMANDS, is at the end) ------------
 
-    f = sub.add_parser(
-        "fetch",
-        help="download a paper list (Paper Copilot paperlists or any URL) into data/",
-        description="explorer fetch paperlists VENUE YEAR  |  explorer fetch URL",
-    )
+
+def _fetch_arguments(f: argparse.ArgumentParser) -> None:
     f.add_argument("source", nargs="+", metavar="SOURCE", help="'paperlists VENUE YEAR' or a URL")
     f.add_argument(
         "--out-dir", type=Path, default=Path("data"), help="where to save (default data/)"
@@ -59,10 +48,8 @@ def _parser() -> argparse.ArgumentParser:
         help="paperlists repository raw URL (default: Paper Copilot's on GitHub)",
     )
 
-    pub = sub.add_parser(
-        "publish",
-        help="write a self-contained, viewer-only folder serving one corpus (for hosting)",
-    )
+
+def _publish_arguments(pub: argparse.ArgumentParser) -> None:
     pub.add_argument("name", help="corpus to publish (its latest run)")
     pub.add_argument("dest", type=Path, metavar="DIR", help="folder to write")
     pub.add_argument(
@@ -80,11 +67,8 @@ def _parser() -> argparse.ArgumentParser:
         "allowed): written into the folder's Streamlit config, other names are refused",
     )
 
-    srv = sub.add_parser(
-        "serve",
-        help="serve the dashboard with N Streamlit workers behind haproxy (every core); "
-        "Ctrl-C stops all",
-    )
+
+def _serve_arguments(srv: argparse.ArgumentParser) -> None:
     add_serve_arguments(srv)
     srv.add_argument(
         "--edit",
@@ -93,11 +77,8 @@ def _parser() -> argparse.ArgumentParser:
         ".streamlit/secrets.toml, else a fresh key printed in a one-click link",
     )
 
-    dash = sub.add_parser(
-        "dashboard",
-        help="serve the dashboard on this machine (one process, loopback; `make run`); "
-        "the host edits through the link it prints",
-    )
+
+def _dashboard_arguments(dash: argparse.ArgumentParser) -> None:
     dash.add_argument("--port", type=int, default=DEFAULT_PORT, help="default %(default)s")
     dash.add_argument(
         "--address", default=DEFAULT_ADDRESS, help="address to listen on (default %(default)s)"
@@ -107,12 +88,21 @@ def _parser() -> argparse.ArgumentParser:
         "--read-only", action="store_true", help="nobody edits curation from the dashboard"
     )
 
-    b = sub.add_parser("build", help="build or update a corpus from abstracts")
+
+def _build_arguments(b: argparse.ArgumentParser) -> None:
+    """`build`'s options, in four groups of the help: what, how big, where, with what."""
+    _build_input_arguments(b)
+    _build_engine_arguments(b)
+    _build_model_arguments(b)
+    _build_column_arguments(b)
+
+
+def _build_input_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument(
         "inputs",
         nargs="+",
         metavar="INPUT",
-        help="files or folders (.txt .json .bib .csv .jsonl .parquet)",
+        help=f"files or folders ({' '.join(SUFFIXES)})",
     )
     b.add_argument("--name", required=True, help="corpus name (letters, digits, . _ -)")
     b.add_argument(
@@ -142,6 +132,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"papers in that sample (default {SAMPLE_SIZE:,})",
     )
+
+
+def _build_engine_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument(
         "--engine",
         choices=("local", "ray"),
@@ -170,6 +163,9 @@ def _parser() -> argparse.ArgumentParser:
         help="embedding actors per node, one model each, sharing the node's CPUs as torch "
         "threads (default: one per CPU)",
     )
+
+
+def _build_model_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument(
         "--seed",
         type=int,
@@ -203,6 +199,9 @@ def _parser() -> argparse.ArgumentParser:
         help="bfloat16 is ~2.5x faster on CPUs with native bfloat16 (AVX512-BF16, AMX) and "
         "within 1e-4 cosine of float32; auto picks it where the CPU has it (default: auto)",
     )
+
+
+def _build_column_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument(
         "--text-column", help="CSV/JSONL/Parquet: column with the abstract (default: abstract)"
     )
@@ -218,26 +217,22 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--year", type=int, help="year for every paper (overrides what the files say)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    i = sub.add_parser("info", help="summary of a corpus's latest run")
+
+def _info_arguments(i: argparse.ArgumentParser) -> None:
     i.add_argument("name")
     i.add_argument("--json", action="store_true", help="machine-readable output")
 
-    e = sub.add_parser("export", help="one CSV row per paper with its topic and map position")
+
+def _export_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("name")
     e.add_argument("--out", required=True, type=Path, help="CSV file to write")
 
-    sub.add_parser("list", help="corpora built under the cache")
-    _curate_parser(sub)
-    return parser
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    """`list` takes none."""
 
 
-def _curate_parser(sub) -> None:
-    c = sub.add_parser(
-        "curate",
-        help="rename, merge, hide or move topics, kept as an overlay over every run",
-        description="explorer curate NAME rename NODE LABEL | merge NODE NODE... | hide NODE "
-        "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history | compact",
-    )
+def _curate_arguments(c: argparse.ArgumentParser) -> None:
     c.add_argument("name", metavar="NAME", help="corpus")
     ops = c.add_subparsers(dest="op", required=True)
     rename = ops.add_parser("rename", help="give a node (area, topic, subtopic) a label")
@@ -454,9 +449,7 @@ def _cmd_fetch(args: argparse.Namespace, cache_dir: Path) -> None:
         url,
         out_dir,
         name=name,
-        timeout=args.timeout,
-        retries=args.retries,
-        max_bytes=args.max_bytes,
+        limits=F.FetchLimits(timeout=args.timeout, retries=args.retries, max_bytes=args.max_bytes),
         force=args.force,
         log=lambda message: print(message, file=sys.stderr),
     )
@@ -496,16 +489,18 @@ def _cmd_serve(args: argparse.Namespace, cache_dir: Path) -> None:
 
 def _cmd_dashboard(args: argparse.Namespace, cache_dir: Path) -> None:
     from explorer.app_home import app_dir
-    from explorer.serve import dashboard
+    from explorer.serve import ServeConfig, dashboard
 
-    dashboard(
-        app_dir(),
-        cache_dir,
+    config = ServeConfig(
+        app_dir=app_dir(),
+        cache_dir=cache_dir,
+        workers=1,
         port=args.port,
         address=args.address,
         allowed_hosts=tuple(args.allowed_host),
         edit=not args.read_only,
     )
+    dashboard(config)
 
 
 def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
@@ -570,10 +565,8 @@ def _cmd_curate(args: argparse.Namespace, cache_dir: Path) -> None:
         return
     fields = {k: getattr(args, k) for k in ("node", "nodes", "label", "paper") if hasattr(args, k)}
     shown = curation.of_run(run).nodes
-    change = curation.record(
-        cache_dir, args.name, run.table("papers"), shown, args.op,
-        run_id=run.run_id, source="cli", **fields,
-    )  # fmt: skip
+    target = curation.EditTarget(cache_dir, args.name, run.run_id, run.table("papers"))
+    change = curation.record(target, shown, args.op, source="cli", **fields)
     print(curation.describe(change))
 
 
@@ -592,24 +585,106 @@ def _cmd_list(args: argparse.Namespace, cache_dir: Path) -> None:
         )
 
 
-COMMANDS = {
-    "fetch": _cmd_fetch,
-    "publish": _cmd_publish,
-    "serve": _cmd_serve,
-    "dashboard": _cmd_dashboard,
-    "build": _cmd_build,
-    "info": _cmd_info,
-    "export": _cmd_export,
-    "list": _cmd_list,
-    "curate": _cmd_curate,
-}
+# --- the commands, each defined once ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """One `explorer` command: the parser, `docs/cli.md` and the dispatch all read this row."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Path], None]
+    description: str | None = None
+    epilog: str | None = None
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "fetch",
+        "download a paper list (Paper Copilot paperlists or any URL) into data/",
+        _fetch_arguments,
+        _cmd_fetch,
+        description="explorer fetch paperlists VENUE YEAR  |  explorer fetch URL",
+    ),
+    Command(
+        "publish",
+        "write a self-contained, viewer-only folder serving one corpus (for hosting)",
+        _publish_arguments,
+        _cmd_publish,
+    ),
+    Command(
+        "serve",
+        "serve the dashboard with N Streamlit workers behind haproxy (every core); "
+        "Ctrl-C stops all",
+        _serve_arguments,
+        _cmd_serve,
+    ),
+    Command(
+        "dashboard",
+        "serve the dashboard on this machine (one process, loopback; `make run`); "
+        "the host edits through the link it prints",
+        _dashboard_arguments,
+        _cmd_dashboard,
+    ),
+    Command(
+        "build",
+        "build or update a corpus from abstracts",
+        _build_arguments,
+        _cmd_build,
+        epilog="input formats, by suffix (any other file by its content): " + describe_formats(),
+    ),
+    Command("info", "summary of a corpus's latest run", _info_arguments, _cmd_info),
+    Command(
+        "export",
+        "one CSV row per paper with its topic and map position",
+        _export_arguments,
+        _cmd_export,
+    ),
+    Command("list", "corpora built under the cache", _no_arguments, _cmd_list),
+    Command(
+        "curate",
+        "rename, merge, hide or move topics, kept as an overlay over every run",
+        _curate_arguments,
+        _cmd_curate,
+        description="explorer curate NAME rename NODE LABEL | merge NODE NODE... | hide NODE "
+        "| unhide NODE | move PAPER_ID NODE | undo | revert ID | history | compact",
+    ),
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The whole command line, from COMMANDS (docs/cli.md is generated from this parser)."""
+    parser = argparse.ArgumentParser(
+        prog="explorer", description="Build and inspect topic-explorer corpora."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where corpora and embeddings are cached (default: $EXPLORER_CACHE_DIR or ./cache)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_arguments(
+            sub.add_parser(
+                command.name,
+                help=command.help,
+                description=command.description,
+                epilog=command.epilog,
+            )
+        )
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     cache_dir = args.cache_dir or artifacts.default_cache_dir()
+    run = next(c.run for c in COMMANDS if c.name == args.command)
     try:
-        COMMANDS[args.command](args, cache_dir)
+        run(args, cache_dir)
     except ExplorerError as exc:
         print(f"explorer: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

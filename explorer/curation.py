@@ -15,6 +15,7 @@ one `stat`, and keys its caches by (run id, version).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +27,7 @@ from explorer.curation_apply import (  # noqa: F401 - applying, re-exported
     HIDDEN_LABEL,
     LEVEL_COLUMN,
     MATCH_JACCARD,
+    BuiltTables,
     Curated,
     Members,
     active,
@@ -57,32 +59,37 @@ def of_run(run: Run, changes: list[dict] | None = None) -> Curated:
     cache_dir = run.path.parents[1]
     if changes is None:
         changes = read(cache_dir, run.corpus)
-    return apply(
+    built = BuiltTables(
         run.table("papers"), run.table("topics"), run.table("nodes"), run.table("doc_topics"),
-        run.array("topic_similarity"), changes, run_id=run.run_id, folder=(cache_dir, run.corpus),
+        run.array("topic_similarity"),
     )  # fmt: skip
+    return apply(built, changes, run_id=run.run_id, folder=(cache_dir, run.corpus))
 
 
 # --- recording changes -------------------------------------------------------------------
 
 
+@dataclass(frozen=True, eq=False)
+class EditTarget:
+    """Where an edit is recorded and the run it is made on: the corpus's folder under
+    `cache_dir`, and its latest run (`run_id`) with its papers as built, which the change's
+    members are recorded from (so a later run can match them)."""
+
+    cache_dir: Path
+    corpus: str
+    run_id: str
+    papers: pd.DataFrame
+
+
 def record(
-    cache_dir: Path,
-    corpus: str,
-    papers: pd.DataFrame,
-    shown_nodes: pd.DataFrame,
-    op: str,
-    *,
-    run_id: str,
-    source: str,
-    **args: object,
+    target: EditTarget, shown_nodes: pd.DataFrame, op: str, *, source: str, **args: object
 ) -> dict:
-    """Check one edit, then append it; returns the change written. `papers` is the
-    corpus's latest run (`run_id`) as built (what the change's members are recorded from),
-    `shown_nodes` the nodes as curated (what the curator can name: a node merged away
-    cannot be). An unknown id, a refused label or a full history raises InputError with
-    a one-line message, and nothing is written. Its cost does not grow with the history.
+    """Check one edit, then append it; returns the change written. `shown_nodes` are the
+    nodes as curated (what the curator can name: a node merged away cannot be). An
+    unknown id, a refused label or a full history raises InputError with a one-line
+    message, and nothing is written. Its cost does not grow with the history.
     """
+    cache_dir, corpus, papers = target.cache_dir, target.corpus, target.papers
     if source not in SOURCES:
         raise InputError(f"unknown source {source!r} (one of {', '.join(SOURCES)})")
     _check_edit(op, args, shown_nodes)
@@ -93,7 +100,7 @@ def record(
     for node, ids in members.items():
         if not ids:
             raise InputError(f"unknown node id {node!r}")
-    base = {"op": op, **args, "run": run_id}
+    base = {"op": op, **args, "run": target.run_id}
 
     def make(number: int) -> dict:  # under the lock: a compact never sees half a change
         stored = {n: curation_log.store_members(cache_dir, corpus, i) for n, i in members.items()}

@@ -142,6 +142,22 @@ class Resolver:
 # --- applying --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, eq=False)
+class BuiltTables:
+    """A run's tables as the build wrote them, which the overlay is applied to. Never
+    modified; the memos below recognise them by identity (eq=False: compared as objects)."""
+
+    papers: pd.DataFrame
+    topics: pd.DataFrame
+    nodes: pd.DataFrame
+    doc_topics: pd.DataFrame
+    topic_similarity: np.ndarray
+
+    def bases(self) -> tuple:
+        """The tables as a tuple, in field order, for the memos' identity checks."""
+        return (self.papers, self.topics, self.nodes, self.doc_topics, self.topic_similarity)
+
+
 @dataclass
 class Curated:
     """A run's tables with the overlay applied, and what could not be applied."""
@@ -287,11 +303,7 @@ def _remember(memo: dict, key: tuple, value: object) -> None:
 
 
 def apply(
-    papers: pd.DataFrame,
-    topics: pd.DataFrame,
-    nodes: pd.DataFrame,
-    doc_topics: pd.DataFrame,
-    topic_similarity: np.ndarray,
+    built: BuiltTables,
     changes: list[dict],
     *,
     run_id: str | None = None,
@@ -301,9 +313,10 @@ def apply(
     nodes (False everywhere without curation) so every view can grey or filter them.
     `run_id` is the run these tables are (its own changes resolve by id), `folder` the
     (cache_dir, corpus) whose stored members match changes made on other runs."""
-    bases = (papers, topics, nodes, doc_topics, topic_similarity)
+    bases = built.bases()
     key = (run_id, str(folder))
-    progress = _pass(bases, changes, Resolver(papers, nodes, run_id, folder), key)
+    resolver = Resolver(built.papers, built.nodes, run_id, folder)
+    progress = _pass(bases, changes, resolver, key)
     shaped = _shape(bases, progress.shaping, key).tables
     # A shallow copy: pandas copies on write, so edits below never reach the shaped (or
     # built) frames, and the columns they leave alone are shared, not duplicated.

@@ -84,16 +84,13 @@ _SEMANTIC = {
 }
 
 
-def _readme(
-    corpus: str, run_id: str, counts: artifacts.Counts, *, semantic: bool, hosts: tuple[str, ...]
-) -> str:
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    named = ", ".join(f"`{h}`" for h in (*LOOPBACK_HOSTS, *hosts))
-    return f"""# {corpus}: topic explorer
+# The folder's README.md, filled by `_readme` (str.format fields: the corpus, its counts, the
+# search it offers, the Python version and the host names it answers to).
+_README = """# {corpus}: topic explorer
 
-{counts.papers:,} papers, {counts.topics} topics (run {run_id}). Built with Topic Explorer;
+{papers:,} papers, {topics} topics (run {run_id}). Built with Topic Explorer;
 this folder serves the dashboard and needs no GPU, torch or internet access.
-{_SEMANTIC[semantic]}
+{semantic}
 
 ## Run it here
 
@@ -168,6 +165,24 @@ given `--address`.
 Every filter lives in the URL: filter the map, then copy the address bar (or the sidebar's
 "Link to this view") and send it, e.g. `https://<host>/topic_map?corpus={corpus}&q=diffusion`.
 """
+
+
+def _readme(
+    corpus: str, run_id: str, counts: artifacts.Counts, *, semantic: bool, hosts: tuple[str, ...]
+) -> str:
+    """The folder's README: how to run, deploy and name the host of this corpus's dashboard."""
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    named = ", ".join(f"`{h}`" for h in (*LOOPBACK_HOSTS, *hosts))
+    return _README.format(
+        corpus=corpus,
+        run_id=run_id,
+        papers=counts.papers,
+        topics=counts.topics,
+        semantic=_SEMANTIC[semantic],
+        python=python,
+        named=named,
+        ALLOWED_HOSTS_ENV=ALLOWED_HOSTS_ENV,
+    )
 
 
 def publish(

@@ -39,7 +39,7 @@ from pathlib import Path
 import tomllib
 
 from explorer.errors import ExplorerError
-from explorer.names import NAME_RE, RESERVED_NAMES
+from explorer.names import list_corpora
 
 DEFAULT_PORT = 8501
 # Loopback by default, as a TLS proxy in front is the way to share it (docs/hosting.md).
@@ -378,7 +378,7 @@ def _check_ready(config: ServeConfig) -> str:
         raise ServeError(f"--workers must be at least 1, not {config.workers}")
     if not (config.app_dir / "app.py").is_file():
         raise ServeError(f"{config.app_dir}: no app.py here to serve")
-    if not _has_corpus(config.cache_dir):
+    if not list_corpora(config.cache_dir):
         raise ServeError(
             f"no corpus built under {config.cache_dir}: build one first "
             "(explorer build INPUT --name NAME)"
@@ -398,19 +398,6 @@ def check_hosts(names: tuple[str, ...] | list[str]) -> None:
     for name in names:
         if not HOST_NAME_RE.fullmatch(name.strip().strip("[]")):
             raise ServeError(f"--allowed-host {name!r} is not a host name or address")
-
-
-def _has_corpus(cache_dir: Path) -> bool:
-    """Whether `artifacts.list_corpora` would list a corpus: a folder of a corpus's name
-    holding a run with its manifest. Read with the stdlib (explorer.names), so this
-    supervisor never loads pandas."""
-    if not cache_dir.is_dir():
-        return False
-    for folder in cache_dir.iterdir():
-        named = NAME_RE.fullmatch(folder.name) and folder.name not in RESERVED_NAMES
-        if named and folder.is_dir() and any(folder.glob("*/manifest.json")):
-            return True
-    return False
 
 
 def _check_port_free(address: str, port: int) -> None:
@@ -800,30 +787,23 @@ def _last_error(log_path: Path) -> str:
 # --- one process: `explorer dashboard` (make run) -------------------------------------
 
 
-def dashboard(
-    app_dir: Path,
-    cache_dir: Path,
-    *,
-    port: int = DEFAULT_PORT,
-    address: str = DEFAULT_ADDRESS,
-    allowed_hosts: tuple[str, ...] = (),
-    edit: bool = True,
-    log: Callable[[str], None] | None = None,
-) -> None:
-    """Replace this process with one `streamlit run app.py` on `address` (loopback by
+def dashboard(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> None:
+    """Replace this process with one `streamlit run app.py` on `config.address` (loopback by
     default), answering only to the expected host names, after printing how the host edits
-    (a fresh one-click link unless a key is configured, or read-only)."""
-    config = ServeConfig(app_dir, cache_dir, 1, port, address, tuple(allowed_hosts), edit)
+    (a fresh one-click link unless a key is configured, or read-only). One process: the
+    config's worker count and per-client limits, which the proxy enforces, do not apply."""
     check_hosts(config.allowed_hosts)
-    _check_port_free(address, port)
-    key, fresh = edit_key(app_dir) if edit else (None, False)
-    env = editing_env({**os.environ, "EXPLORER_CACHE_DIR": str(cache_dir.resolve())}, key)
+    _check_port_free(config.address, config.port)
+    key, fresh = edit_key(config.app_dir) if config.edit else (None, False)
+    cache = str(config.cache_dir.resolve())
+    env = editing_env({**os.environ, "EXPLORER_CACHE_DIR": cache}, key)
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-        "--server.address", address, "--server.headless", "true", *host_flags(config.hosts()),
+        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(config.port),
+        "--server.address", config.address, "--server.headless", "true",
+        *host_flags(config.hosts()),
     ]  # fmt: skip
     (log or _log)(edit_banner(_public_url(config), key, fresh))
-    os.chdir(app_dir)
+    os.chdir(config.app_dir)
     os.execve(sys.executable, command, env)
 
 

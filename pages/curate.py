@@ -29,10 +29,8 @@ def edit(data: RunData, op: str, **args: object) -> None:
     """Record one change (as the dashboard), then rerun so every view shows it."""
     try:
         editing.require_editor(APP_DIR)
-        change = curation.record(
-            cache_dir(), data.corpus, data.built_papers, data.nodes, op,
-            run_id=data.run_id, source="dashboard", **args,
-        )  # fmt: skip
+        target = curation.EditTarget(cache_dir(), data.corpus, data.run_id, data.built_papers)
+        change = curation.record(target, data.nodes, op, source="dashboard", **args)
     except (InputError, editing.EditRefused) as exc:
         st.error(md(exc))
         return

@@ -53,16 +53,14 @@ def _figure(data: RunData, filters: Filters, level: str, show_labels: bool, ask:
     if show_labels:  # placement depends only on which nodes have papers on the map
         present = tuple(sorted(set(groups.loc[shown.index])))
         labels = per_run(data, _labels, level, present)
+    options = charts.MapOptions(extent=per_run(data, _extent), colors=colors(data), labels=labels)
     if dense(shown):
-        return charts.density_map(shown, extent=per_run(data, _extent), labels=labels)
+        return charts.density_map(shown, options)
     return charts.topic_map(
         shown,
         groups,
         data.nodes,
-        level=level,
-        colors=colors(data),
-        extent=per_run(data, _extent),
-        labels=labels,
+        options,
         hover=per_run(data, _hover),
         highlight=matches(data, filters, ask)[0] if ask else None,
     )
@@ -143,11 +141,8 @@ def region_points(data: RunData, chosen, level: str) -> None:
         drawn,
         per_run(data, _groups, level),
         data.nodes,
-        level=level,
-        colors=colors(data),
-        extent=charts.map_extent(drawn),
+        charts.MapOptions(extent=charts.map_extent(drawn), colors=colors(data), height=480),
         hover=per_run(data, _hover),
-        height=480,
     )
     st.plotly_chart(figure, key="region", config={"displaylogo": False})
 

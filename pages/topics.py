@@ -66,8 +66,7 @@ topic = (
         "Topic",
         ids,
         state.TOPIC_DETAIL,
-        format_func=topic_name(topics),
-        first_by_default=True,  # the picker names the topic shown below, never blank
+        format_func=topic_name(topics),  # no placeholder: it names the topic shown below
         version=data.curation or None,
     )
     or ids[0]

@@ -31,17 +31,16 @@ def _tables(run_):
 def _apply(cache, run_):
     t = _tables(run_)
     return curation.apply(
-        t["papers"], t["topics"], t["nodes"], t["doc_topics"], t["topic_similarity"],
-        curation.read(cache, "syn"), run_id=run_.run_id, folder=(cache, "syn"),
+        curation.BuiltTables(**t), curation.read(cache, "syn"), run_id=run_.run_id,
+        folder=(cache, "syn"),
     )  # fmt: skip
 
 
 def _record(cache, run_, op, **args):
     t = _tables(run_)
     nodes = _apply(cache, run_).nodes
-    return curation.record(
-        cache, "syn", t["papers"], nodes, op, run_id=run_.run_id, source="cli", **args
-    )
+    target = curation.EditTarget(cache, "syn", run_.run_id, t["papers"])
+    return curation.record(target, nodes, op, source="cli", **args)
 
 
 def test_rename_reaches_nodes_topics_and_papers(run):
@@ -173,7 +172,7 @@ def test_two_writers_at_once_lose_nothing(run):
     def write(i):
         try:
             curation.record(
-                cache, "syn", t["papers"], t["nodes"], "rename", run_id=r.run_id,
+                curation.EditTarget(cache, "syn", r.run_id, t["papers"]), t["nodes"], "rename",
                 source="dashboard", node=str(i % 5), label=f"label {i}",
             )  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - reported below
@@ -265,7 +264,7 @@ def test_a_change_from_another_run_is_matched_by_members_once_per_process(run, m
     cache, r = run
     t = _tables(r)
     curation.record(
-        cache, "syn", t["papers"], t["nodes"], "rename", run_id="an-older-run",
+        curation.EditTarget(cache, "syn", "an-older-run", t["papers"]), t["nodes"], "rename",
         source="cli", node="1", label="Carried",
     )  # fmt: skip
     assert _apply(cache, r).topics.set_index("topic_id").loc["1", "label"] == "Carried"
@@ -402,7 +401,7 @@ def test_publish_copies_the_log_and_the_members_it_needs(run, tmp_path):
     _record(cache, r, "rename", node="1", label="Shipped")
     t = _tables(r)
     curation.record(
-        cache, "syn", t["papers"], t["nodes"], "hide", run_id="an-older-run",
+        curation.EditTarget(cache, "syn", "an-older-run", t["papers"]), t["nodes"], "hide",
         source="cli", node="2",
     )  # fmt: skip
     site = tmp_path / "site" / "cache"
@@ -410,8 +409,8 @@ def test_publish_copies_the_log_and_the_members_it_needs(run, tmp_path):
     publish._copy_curation(site.parent, r)
     assert curation.read(site, "syn") == curation.read(cache, "syn")
     out = curation.apply(
-        t["papers"], t["topics"], t["nodes"], t["doc_topics"], t["topic_similarity"],
-        curation.read(site, "syn"), run_id=r.run_id, folder=(site, "syn"),
+        curation.BuiltTables(**t), curation.read(site, "syn"), run_id=r.run_id,
+        folder=(site, "syn"),
     )  # fmt: skip
     assert out.applied == 2 and not out.unmatched  # the older run's change found its members
 

@@ -418,8 +418,8 @@ def test_a_change_saved_elsewhere_between_choosing_and_submitting_edits_the_chos
         """Another tab (or the CLI) saves: the overlay's version moves."""
         run = artifacts.open_run(cache, CORPUS)
         curation.record(
-            cache, CORPUS, run.table("papers"), curation.of_run(run).nodes, "hide",
-            run_id=run.run_id, source="cli", node=node,
+            curation.EditTarget(cache, CORPUS, run.run_id, run.table("papers")),
+            curation.of_run(run).nodes, "hide", source="cli", node=node,
         )  # fmt: skip
 
     t = built.ids
@@ -490,8 +490,8 @@ def test_curate_page_lists_unmatched_changes(cache, app, built):
     papers.loc[strays, "topic_id"] = "0"
     nodes = pd.DataFrame({"node_id": ["0"]})
     change = curation.record(
-        cache, CORPUS, papers, nodes, "rename",
-        run_id="an-older-run", source="cli", node="0", label="Lost label",
+        curation.EditTarget(cache, CORPUS, "an-older-run", papers), nodes, "rename",
+        source="cli", node="0", label="Lost label",
     )  # fmt: skip
     at = run_page(app(), "curate")
     assert any("1 change(s) do not match" in shown(w.value) for w in at.warning)

@@ -73,9 +73,8 @@ def record(cache: Path, run: artifacts.Run, op: str, shown=None, **args) -> dict
     """One edit as `explorer curate` records it: on the run as built, naming the nodes
     shown (`shown`, the curated nodes, when the caller has them at hand)."""
     shown = curation.of_run(run).nodes if shown is None else shown
-    return curation.record(
-        cache, run.corpus, run.table("papers"), shown, op, run_id=run.run_id, source="cli", **args
-    )
+    target = curation.EditTarget(cache, run.corpus, run.run_id, run.table("papers"))
+    return curation.record(target, shown, op, source="cli", **args)
 
 
 def rebuild_with(
@@ -282,8 +281,8 @@ def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypat
     strays = papers.assign(topic_id="9")
     strays.loc[papers.groupby("topic_id").head(1).index, "topic_id"] = "0"
     lost = curation.record(
-        cache, run.corpus, strays, pd.DataFrame({"node_id": ["0"]}), "rename",
-        run_id="an-older-run", source="cli", node="0", label="Lost label",
+        curation.EditTarget(cache, run.corpus, "an-older-run", strays),
+        pd.DataFrame({"node_id": ["0"]}), "rename", source="cli", node="0", label="Lost label",
     )  # fmt: skip
 
     output = build(cache, run.corpus, *seed_rebuilt.inputs)  # the same inputs: the run is reused

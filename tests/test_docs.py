@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from explorer.cli import _parser
+from explorer.cli import COMMANDS, _parser
 from explorer.cli_reference import _commands, reference
 from tests.conftest import ROOT
 
@@ -30,6 +30,14 @@ def test_the_cli_reference_names_every_command_and_option():
                 assert option in text, f"{command.prog} {option} is undocumented"
             if not isinstance(action, argparse._SubParsersAction) and not action.option_strings:
                 assert (action.metavar or action.dest) in text
+
+
+def test_each_command_is_one_row_of_the_table():
+    """The parser's sub-commands and the dispatch are COMMANDS, in its order, once each."""
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [c.name for c in COMMANDS]
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    assert helps == {c.name: c.help for c in COMMANDS}
 
 
 def test_no_code_cites_a_design_file_outside_the_repository():

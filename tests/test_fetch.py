@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from explorer import cli
-from explorer.build.fetch import FetchError, fetch, paperlists_url
+from explorer.build.fetch import FetchError, FetchLimits, fetch, paperlists_url
 
 PAPERS = [
     {
@@ -117,32 +117,46 @@ def test_404_fails_at_once_naming_url_and_status(server, tmp_path):
 
 def test_500_then_success_is_retried(server, tmp_path):
     messages: list[str] = []
-    got = fetch(f"{server}/flaky.json", tmp_path, backoff=0.01, log=messages.append)
+    got = fetch(
+        f"{server}/flaky.json", tmp_path, limits=FetchLimits(backoff=0.01), log=messages.append
+    )
     assert got.papers == 12 and "HTTP 500" in messages[0]
 
 
 def test_persistent_5xx_gives_up_with_the_status(server, tmp_path):
     with pytest.raises(FetchError, match=r"down.json: HTTP 503 .*gave up after 3 attempts"):
-        fetch(f"{server}/down.json", tmp_path, retries=2, backoff=0.01, log=quiet)
+        fetch(
+            f"{server}/down.json", tmp_path, limits=FetchLimits(retries=2, backoff=0.01), log=quiet
+        )
     assert list(tmp_path.iterdir()) == []
 
 
 def test_timeout(server, tmp_path):
     with pytest.raises(FetchError, match=r"slow.json: .*(timed out|no data).*gave up"):
-        fetch(f"{server}/slow.json", tmp_path, timeout=0.5, retries=1, backoff=0.01, log=quiet)
+        fetch(
+            f"{server}/slow.json",
+            tmp_path,
+            limits=FetchLimits(timeout=0.5, retries=1, backoff=0.01),
+            log=quiet,
+        )
     assert list(tmp_path.iterdir()) == []
 
 
 def test_truncated_body_is_detected(server, tmp_path):
     with pytest.raises(FetchError, match=r"truncated.json: .*(closed after|received) .*gave up"):
-        fetch(f"{server}/truncated.json", tmp_path, retries=1, backoff=0.01, log=quiet)
+        fetch(
+            f"{server}/truncated.json",
+            tmp_path,
+            limits=FetchLimits(retries=1, backoff=0.01),
+            log=quiet,
+        )
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("path", ["/huge.json", "/liar.json"])
 def test_oversized_body_is_refused(server, tmp_path, path):
     with pytest.raises(FetchError, match=r"over the 1,000-byte limit|exceeds the 1,000-byte"):
-        fetch(f"{server}{path}", tmp_path, max_bytes=1000, log=quiet)
+        fetch(f"{server}{path}", tmp_path, limits=FetchLimits(max_bytes=1000), log=quiet)
     assert list(tmp_path.iterdir()) == []
 
 

@@ -133,14 +133,15 @@ def test_default_workers_are_the_cores_available():
     assert cli._parser().parse_args(["serve"]).workers == serve.default_workers()
 
 
-def test_corpus_check_agrees_with_the_contract(seed_cache, one_corpus, tmp_path):
+def test_corpus_check_is_the_contracts(seed_cache, one_corpus, tmp_path):
+    """The supervisor finds corpora with the contract's own (stdlib) function, not a copy."""
+    assert serve.list_corpora is artifacts.list_corpora
     half = tmp_path / "half"
     (half / "tiny" / "run1").mkdir(parents=True)  # a run without its manifest
     (half / "embeddings" / "m").mkdir(parents=True)
     (half / "embeddings" / "m" / "manifest.json").write_text("{}")  # not a corpus
-    for cache in (seed_cache, one_corpus, half, tmp_path / "missing"):
-        assert serve._has_corpus(cache) == bool(artifacts.list_corpora(cache)), cache
-    assert serve._has_corpus(seed_cache) and not serve._has_corpus(half)
+    assert artifacts.list_corpora(seed_cache) and artifacts.list_corpora(one_corpus)
+    assert not artifacts.list_corpora(half) and not artifacts.list_corpora(tmp_path / "missing")
 
 
 def test_stop_kills_a_child_that_ignores_sigterm(monkeypatch):

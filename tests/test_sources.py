@@ -3,6 +3,7 @@ nothing but InputError, and valid abstracts come out intact."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import string
@@ -12,7 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.build.sources import READERS, ReadOptions, detect_format, read_inputs
+from explorer.build.sources import (
+    FORMATS,
+    READERS,
+    SUFFIXES,
+    ReadOptions,
+    detect_format,
+    read_inputs,
+)
 from explorer.errors import InputError
 from tests.conftest import SEED_DIR
 
@@ -218,6 +226,27 @@ def test_detect_format_by_content(tmp_path):
     for name, content in cases.items():
         (tmp_path / name).write_text(content)
     assert [detect_format(tmp_path / n) for n in "abc"] == ["paperlists", "jsonl", "bibtex"]
+
+
+def test_every_format_is_one_row_that_dispatch_fetch_and_help_read(tmp_path):
+    """FORMATS is the one registry: the readers' dispatch, the suffixes `fetch` saves with
+    and `explorer build --help` all come from it, and every format detection returns is in it."""
+    from explorer.build.fetch import _file_name
+    from explorer.cli import _parser
+
+    names = [f.name for f in FORMATS]
+    assert list(READERS) == names and len(set(names)) == len(names)
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    build_help = next(a.help for a in sub.choices["build"]._actions if a.dest == "inputs")
+    for fmt in FORMATS:
+        assert READERS[fmt.name] is fmt.reader
+        for suffix in fmt.suffixes:
+            assert SUFFIXES[suffix] == fmt.name and suffix in build_help
+            assert detect_format(tmp_path / f"x{suffix}") == fmt.name  # by suffix, unread
+        assert _file_name("https://h/list", fmt.name, None) == f"list{fmt.suffixes[0]}"
+    for content in ("plain words", '[{"a": 1}]', '{"a": 1}', "@article{k,}"):
+        (tmp_path / "sniffed").write_text(content)
+        assert detect_format(tmp_path / "sniffed") in names
 
 
 # --- property tests -------------------------------------------------------------------------

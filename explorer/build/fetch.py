@@ -22,6 +22,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from explorer import __version__
+from explorer.build.sources import READERS, SUFFIXES, ReadOptions, detect_format
+from explorer.build.sources.formats import suffix_of
 from explorer.errors import ExplorerError, InputError
 
 # Paper Copilot's public paper lists: <base>/<venue>/<venue><year>.json
@@ -32,14 +34,6 @@ DEFAULT_MAX_BYTES = 300 * 1024 * 1024  # ICML 2025's list is ~10 MB; NeurIPS ~30
 _CHUNK = 1 << 16
 _VENUE_RE = re.compile(r"^[a-z][a-z0-9]{1,31}$")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-_SUFFIX_OF = {
-    "paperlists": ".json",
-    "jsonl": ".jsonl",
-    "bibtex": ".bib",
-    "csv": ".csv",
-    "parquet": ".parquet",
-    "text": ".txt",
-}
 
 
 class FetchError(ExplorerError):
@@ -124,8 +118,22 @@ def _download(url: str, handle, *, timeout: float, max_bytes: int) -> tuple[str,
 def _file_name(url: str, fmt: str, name: str | None) -> str:
     base = name or (Path(urlparse(url).path).name or "download")
     base = _SAFE_NAME.sub("_", base).lstrip(".") or "download"
-    suffix = _SUFFIX_OF[fmt]
+    suffix = suffix_of(fmt)
     return base if base.lower().endswith(suffix) else f"{Path(base).stem}{suffix}"
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    """How long and how often a download is tried, and how large it may be.
+
+    Retries back off exponentially (backoff x 1, 2, 4 ... seconds) on server errors, 429,
+    resets, timeouts and truncated bodies; a 4xx or an oversized body fails at once.
+    """
+
+    timeout: float = DEFAULT_TIMEOUT
+    retries: int = DEFAULT_RETRIES
+    backoff: float = 1.0
+    max_bytes: int = DEFAULT_MAX_BYTES
 
 
 def fetch(
@@ -133,20 +141,15 @@ def fetch(
     dest_dir: Path,
     *,
     name: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    retries: int = DEFAULT_RETRIES,
-    backoff: float = 1.0,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    limits: FetchLimits = FetchLimits(),
     force: bool = False,
     log: Callable[[str], None] = print,
 ) -> Fetched:
     """Download `url` into `dest_dir`, verify it is a paper list we can read, keep it.
 
-    Retries with exponential backoff (backoff x 1, 2, 4 ... seconds) on server errors,
-    429, resets, timeouts and truncated bodies; a 4xx or an oversized body fails at once.
+    The body goes to a temporary file first, so a failed or unreadable download leaves
+    nothing behind under the final name.
     """
-    from explorer.build.sources import READERS, SUFFIXES, ReadOptions, detect_format
-
     _check_url(url)
     dest_dir = Path(dest_dir)
     dest_dir.mkdir(parents=True, exist_ok=True)
@@ -154,36 +157,14 @@ def fetch(
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "w+b") as handle:
-            for attempt in range(retries + 1):
-                try:
-                    sha, size = _download(url, handle, timeout=timeout, max_bytes=max_bytes)
-                    break
-                except _Retryable as exc:
-                    if attempt == retries:
-                        raise FetchError(
-                            f"{url}: {exc} (gave up after {retries + 1} attempts)"
-                        ) from None
-                    wait = backoff * 2**attempt
-                    log(f"  {exc}; retrying in {wait:g} s ({attempt + 1}/{retries})")
-                    time.sleep(wait)
+            sha, size = _download_retrying(url, handle, limits, log)
         if size == 0:
             raise FetchError(f"{url}: the server sent an empty body")
-        # The format comes from the content (a URL may have no suffix or the wrong one);
-        # plain text is only the sniffer's fallback, so a known URL suffix wins over it.
-        fmt = detect_format(tmp)
-        by_url = SUFFIXES.get(Path(urlparse(url).path).suffix.lower())
-        if fmt == "text" and by_url:
-            fmt = by_url
-        sniffed = tmp.with_name(tmp.name + _SUFFIX_OF[fmt])
+        fmt = _format_of(url, tmp)
+        sniffed = tmp.with_name(tmp.name + suffix_of(fmt))
         os.replace(tmp, sniffed)
         tmp = sniffed
-        try:
-            result = READERS[fmt](tmp, ReadOptions())
-        except InputError as exc:
-            detail = str(exc).split(": ", 1)[-1]
-            raise FetchError(f"{url}: not a readable paper list ({fmt}: {detail})") from None
-        if not result.papers:
-            raise FetchError(f"{url}: downloaded, but it holds no paper with an abstract")
+        papers = _count_papers(url, tmp, fmt)
         final = dest_dir / _file_name(url, fmt, name)
         if final.exists() and not force:
             raise FetchError(f"{final} already exists; pass --force to replace it")
@@ -192,4 +173,42 @@ def fetch(
         tmp.unlink(missing_ok=True)
         raise
     (final.with_name(final.name + ".sha256")).write_text(f"{sha}  {final.name}\n")
-    return Fetched(final, url, sha, size, fmt, len(result.papers))
+    return Fetched(final, url, sha, size, fmt, papers)
+
+
+def _download_retrying(
+    url: str, handle, limits: FetchLimits, log: Callable[[str], None]
+) -> tuple[str, int]:
+    """`_download`, tried again after each retryable failure until `limits.retries` run out."""
+    for attempt in range(limits.retries + 1):
+        try:
+            return _download(url, handle, timeout=limits.timeout, max_bytes=limits.max_bytes)
+        except _Retryable as exc:
+            if attempt == limits.retries:
+                raise FetchError(
+                    f"{url}: {exc} (gave up after {limits.retries + 1} attempts)"
+                ) from None
+            wait = limits.backoff * 2**attempt
+            log(f"  {exc}; retrying in {wait:g} s ({attempt + 1}/{limits.retries})")
+            time.sleep(wait)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _format_of(url: str, path: Path) -> str:
+    """The format comes from the content (a URL may have no suffix or the wrong one);
+    plain text is only the sniffer's fallback, so a known URL suffix wins over it."""
+    fmt = detect_format(path)
+    by_url = SUFFIXES.get(Path(urlparse(url).path).suffix.lower())
+    return by_url if fmt == "text" and by_url else fmt
+
+
+def _count_papers(url: str, path: Path, fmt: str) -> int:
+    """The papers our reader finds in the download; none, or a reader's refusal, fails it."""
+    try:
+        result = READERS[fmt](path, ReadOptions())
+    except InputError as exc:
+        detail = str(exc).split(": ", 1)[-1]
+        raise FetchError(f"{url}: not a readable paper list ({fmt}: {detail})") from None
+    if not result.papers:
+        raise FetchError(f"{url}: downloaded, but it holds no paper with an abstract")
+    return len(result.papers)

@@ -3,8 +3,8 @@ plotly renders a subset of HTML in hover text, labels and ticks, and expands ``%
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -68,64 +68,73 @@ def map_hover(papers: pd.DataFrame) -> pd.Series:
     return pd.Series(text, index=papers.index, dtype=object)
 
 
+@dataclass(frozen=True)
+class MapOptions:
+    """How the map is drawn, whatever papers it shows: `extent` the axis ranges (the whole
+    run's, so filtering does not move the map), `colors` each node id's colour, `labels`
+    the `map_labels` to draw, `height` in pixels. Shared by the point and density maps."""
+
+    extent: tuple[tuple[float, float], tuple[float, float]]
+    colors: dict[str, str] = field(default_factory=dict)
+    labels: Sequence[dict] = ()
+    height: int = 640
+
+
+def _map_layout(options: MapOptions) -> dict:
+    """The map's layout, the same for points and density: no axes, no legend, lasso."""
+    (x0, x1), (y0, y1) = options.extent
+    return {
+        "height": options.height,
+        "margin": MARGIN,
+        "showlegend": False,
+        "xaxis": {"visible": False, "range": [x0, x1]},
+        "yaxis": {"visible": False, "range": [y0, y1]},
+        "dragmode": "lasso",
+        "plot_bgcolor": "white",
+        "annotations": list(options.labels),
+    }
+
+
 def topic_map(
     papers: pd.DataFrame,
     groups: pd.Series,
     nodes: pd.DataFrame,
+    options: MapOptions,
     *,
-    level: str,
-    colors: dict[str, str],
-    extent: tuple[tuple[float, float], tuple[float, float]],
-    labels: list[dict] = (),
-    height: int = 640,
     hover: pd.Series | None = None,
     highlight: pd.DataFrame | None = None,
 ) -> go.Figure:
     """The 2-D map at one level: WebGL points coloured by node (areas as hues, their topics
     as shades), paper_id in customdata, node labels placed without overlaps, no legend.
 
-    `groups` is each paper's node id at `level` (same index as `papers`); `extent` the
-    axis ranges (the whole run's, so filtering does not move the map); `labels` the
-    `map_labels` to draw; `hover` is `map_hover` of a frame containing these papers, if at
-    hand; `highlight` papers (search matches) are ringed.
+    `groups` is each paper's node id at the map's level (same index as `papers`); `hover`
+    is `map_hover` of a frame containing these papers, if at hand; `highlight` papers
+    (search matches) are ringed.
     """
     hover = (map_hover(papers) if hover is None else hover.loc[papers.index]).to_numpy()
     name = node_name(nodes)
     group = groups.loc[papers.index].astype(str).to_numpy()
     names = {g: esc(name(g)) for g in set(group.tolist())}
+    color = np.array([options.colors.get(g, OUTLIER_COLOR) for g in group], dtype=object)
+    text = np.array([f"{h}<br>{names[g]}" for h, g in zip(hover, group, strict=True)], dtype=object)
     outlier = group == OUTLIER_ID
+    size = 5 if len(papers) < 5000 else 3
     data = [
-        _points(papers, rows, hover, group, names, colors, size=5 if len(papers) < 5000 else 3)
+        _points(papers, rows, color, text, size=size)
         for rows in (np.flatnonzero(outlier), np.flatnonzero(~outlier))
         if len(rows)
     ]
     if highlight is not None and len(highlight):
         data.append(_search_rings(highlight))
-    layout = {
-        "height": height,
-        "margin": MARGIN,
-        "showlegend": False,
-        "xaxis": {"visible": False, "range": list(extent[0])},
-        "yaxis": {"visible": False, "range": list(extent[1])},
-        "dragmode": "lasso",
-        "plot_bgcolor": "white",
-        "annotations": list(labels),
-    }
-    return figure(data, layout)
+    return figure(data, _map_layout(options))
 
 
-def density_map(
-    papers: pd.DataFrame,
-    *,
-    extent: tuple[tuple[float, float], tuple[float, float]],
-    labels: list[dict] = (),
-    height: int = 640,
-) -> go.Figure:
+def density_map(papers: pd.DataFrame, options: MapOptions) -> go.Figure:
     """The map of more papers than points can show: paper counts in DENSITY_BINS x
     DENSITY_BINS bins (log colour), the node labels over them, and a selectable layer of
     the non-empty bins' centres, invisible, so box and lasso report a selection (a heatmap
     alone reports none); `store.in_region` then finds the papers inside it."""
-    (x0, x1), (y0, y1) = extent
+    (x0, x1), (y0, y1) = options.extent
     counts, xs, ys = np.histogram2d(
         papers["x"].to_numpy(),
         papers["y"].to_numpy(),
@@ -146,34 +155,22 @@ def density_map(
             "marker": {"size": 4, "opacity": 0}, "hoverinfo": "skip", "name": "bins",
         },
     ]  # fmt: skip
-    layout = {
-        "height": height,
-        "margin": MARGIN,
-        "showlegend": False,
-        "xaxis": {"visible": False, "range": [x0, x1]},
-        "yaxis": {"visible": False, "range": [y0, y1]},
-        "dragmode": "lasso",
-        "plot_bgcolor": "white",
-        "annotations": list(labels),
-    }
-    return figure(data, layout)
+    return figure(data, _map_layout(options))
 
 
-def _points(papers, rows, hover, group, names, colors, *, size: int) -> dict:
-    """One scattergl trace for the given rows, one colour and hover name per point."""
+def _points(
+    papers: pd.DataFrame, rows: np.ndarray, color: np.ndarray, text: np.ndarray, *, size: int
+) -> dict:
+    """One scattergl trace for the given rows, with each point's colour and hover text."""
     ids = papers["paper_id"].to_numpy(dtype=object)[rows]
     return {
         "type": "scattergl",
         "x": papers["x"].to_numpy()[rows],
         "y": papers["y"].to_numpy()[rows],
         "mode": "markers",
-        "marker": {
-            "size": size,
-            "color": [colors.get(g, OUTLIER_COLOR) for g in group[rows]],
-            "opacity": 0.8,
-        },
+        "marker": {"size": size, "color": color[rows].tolist(), "opacity": 0.8},
         "customdata": ids.reshape(-1, 1),
-        "hovertext": [f"{h}<br>{names[g]}" for h, g in zip(hover[rows], group[rows], strict=True)],
+        "hovertext": text[rows].tolist(),
         "hovertemplate": "%{hovertext}<extra></extra>",
     }
 

@@ -513,15 +513,14 @@ def preselected_terms(
     return [t for t in risers if t in subjects][:n]
 
 
+# The rising terms' Dirichlet prior, in pseudo-papers spread over the vocabulary by corpus
+# frequency, and the fewest papers (both sides together) a term needs to be ranked at all.
+RISING_PRIOR = 1000.0
+RISING_MIN_PAPERS = 3
+
+
 def rising_terms(
-    keywords: pd.DataFrame,
-    vocab: pd.DataFrame,
-    dimension: str,
-    before: str,
-    after: str,
-    *,
-    prior: float = 1000.0,
-    min_papers: int = 3,
+    keywords: pd.DataFrame, vocab: pd.DataFrame, dimension: str, before: str, after: str
 ) -> pd.DataFrame:
     """Terms ranked by how much more (z > 0) or less (z < 0) `after` uses them than `before`.
 
@@ -529,6 +528,7 @@ def rising_terms(
     on document frequencies: the prior, proportional to each term's corpus frequency,
     keeps rare terms from topping the list on a count of one or two.
     """
+    prior, min_papers = RISING_PRIOR, RISING_MIN_PAPERS
     rows = keywords[keywords["dimension"] == dimension]
     a = rows[rows["value"] == before].set_index("term")["df"]
     b = rows[rows["value"] == after].set_index("term")["df"]

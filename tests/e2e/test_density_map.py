@@ -67,7 +67,7 @@ def test_the_density_layer_is_small_whatever_the_papers():
 
     rng = np.random.default_rng(0)
     papers = pd.DataFrame({"x": rng.normal(size=200_000), "y": rng.normal(size=200_000)})
-    fig = charts.density_map(papers, extent=((-5, 5), (-5, 5)))
+    fig = charts.density_map(papers, charts.MapOptions(extent=((-5, 5), (-5, 5))))
     heat, bins = fig.data
     assert np.asarray(heat.z).shape == (charts.DENSITY_BINS, charts.DENSITY_BINS)
     assert np.nansum(np.asarray(heat.customdata)) == len(papers)  # every paper in a bin
@@ -80,7 +80,7 @@ def test_the_density_puts_papers_in_their_bin_and_the_selectable_centre_there():
 
     # Every paper at x = 7.5, y = 2.5 on a 10 x 10 extent: an off-diagonal bin.
     papers = pd.DataFrame({"x": [7.5] * 5, "y": [2.5] * 5})
-    heat, bins = charts.density_map(papers, extent=((0, 10), (0, 10))).data
+    heat, bins = charts.density_map(papers, charts.MapOptions(extent=((0, 10), (0, 10)))).data
     step = 10 / charts.DENSITY_BINS
     col, row = int(7.5 / step), int(2.5 / step)
     counts = np.asarray(heat.customdata)  # rows are y, columns x, as plotly draws z

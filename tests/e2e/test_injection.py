@@ -168,9 +168,8 @@ def _curate(cache, run, paper_id: str) -> tuple[str, list[str]]:
 
     def record(op, paper_frame=papers, shown=None, run_id=run.run_id, **args):
         shown = curation.of_run(run).nodes if shown is None else shown
-        curation.record(
-            cache, "hostile", paper_frame, shown, op, run_id=run_id, source="cli", **args
-        )
+        target = curation.EditTarget(cache, "hostile", run_id, paper_frame)
+        curation.record(target, shown, op, source="cli", **args)
 
     renamed = (topics[0], fourth, *topics[1:3])
     for node, label in zip(renamed, CURATED, strict=True):

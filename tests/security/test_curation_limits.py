@@ -126,8 +126,8 @@ def test_the_dashboard_path_refuses_labels_that_hide_or_break(cache, run, label)
     text = label.decode("utf-8", "surrogateescape")  # what a str of those bytes holds
     with pytest.raises(InputError, match="label"):
         curation.record(
-            cache, CORPUS, run.table("papers"), run.table("nodes"), "rename",
-            run_id=run.run_id, source="dashboard", node=topics(run)[0], label=text,
+            curation.EditTarget(cache, CORPUS, run.run_id, run.table("papers")),
+            run.table("nodes"), "rename", source="dashboard", node=topics(run)[0], label=text,
         )  # fmt: skip
     assert curation.read(cache, CORPUS) == []
 

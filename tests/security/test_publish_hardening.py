@@ -55,8 +55,8 @@ def private_cache(seed_cache, tmp_path) -> Path:
     shutil.copytree(seed_cache, cache, ignore=shutil.ignore_patterns("embeddings", "numba"))
     run = artifacts.open_run(cache, "seed")
     shown = curation.of_run(run).nodes
-    curation.record(cache, "seed", run.table("papers"), shown, "rename", run_id=run.run_id,
-                    node=topic_ids(run)[0], label="Renamed", source="cli")  # fmt: skip
+    target = curation.EditTarget(cache, "seed", run.run_id, run.table("papers"))
+    curation.record(target, shown, "rename", node=topic_ids(run)[0], label="Renamed", source="cli")
     for path in [cache, *cache.rglob("*")]:
         path.chmod(0o700 if path.is_dir() else 0o600)
     return cache

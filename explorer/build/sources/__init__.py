@@ -1,4 +1,4 @@
-"""Input readers, registered by suffix with content sniffing for anything else.
+"""Input readers, registered by suffix (`formats.FORMATS`) with content sniffing for the rest.
 
 Every reader has the signature ``(path, options) -> SourceResult`` and raises only
 `InputError`; `read_inputs` expands folders, dispatches, and de-duplicates.
@@ -6,40 +6,19 @@ Every reader has the signature ``(path, options) -> SourceResult`` and raises on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from explorer.build.corpus import Corpus, Paper, clean_display_text, dedupe
 from explorer.build.sources.base import ReadOptions, SourceResult
-from explorer.build.sources.bibtex import read_bibtex
-from explorer.build.sources.paperlists import read_paperlists
-from explorer.build.sources.tabular import read_csv, read_jsonl, read_parquet
-from explorer.build.sources.text import read_text
+from explorer.build.sources.formats import FORMATS, READERS, SUFFIXES, Reader
 from explorer.errors import InputError
 
-Reader = Callable[[Path, ReadOptions], SourceResult]
-
-READERS: dict[str, Reader] = {
-    "text": read_text,
-    "paperlists": read_paperlists,
-    "bibtex": read_bibtex,
-    "csv": read_csv,
-    "jsonl": read_jsonl,
-    "parquet": read_parquet,
-}
-SUFFIXES: dict[str, str] = {
-    ".txt": "text",
-    ".json": "paperlists",
-    ".bib": "bibtex",
-    ".csv": "csv",
-    ".tsv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
-}
-
 __all__ = [
+    "FORMATS",
     "READERS",
+    "SUFFIXES",
+    "Reader",
     "ReadOptions",
     "SourceResult",
     "detect_format",

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explorer.build.corpus import Paper
+from explorer.build.corpus import Paper, content_id
 from explorer.errors import InputError
 
 # Paper Copilot's file stems and the names researchers know the venues by.
@@ -98,3 +98,12 @@ def parse_year(value: object) -> int | None:
     text = clean_field(value)
     match = re.search(r"(?:19|20)\d{2}", text)
     return int(match.group(0)) if match else None
+
+
+def derive_paper_id(venue: str, year: int | None, source_id: str, title: str, abstract: str) -> str:
+    """A paper's id: the source's own id qualified by venue and year (`icml2025-abc12`), else
+    a hash of its content; one rule for every reader that may find an id field, so the same
+    paper keeps its id (and its curation) whichever file format it arrives in."""
+    if source_id:
+        return f"{venue}{year or ''}-{source_id}".lower().replace(" ", "")
+    return content_id(venue, str(year or ""), title, abstract)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from explorer.build.corpus import Paper, content_id, derive_title
+from explorer.build.corpus import Paper, derive_title
 from explorer.build.sources.base import (
     ReadOptions,
     SourceResult,
     clean_field,
+    derive_paper_id,
     read_text_file,
     venue_year,
 )
@@ -60,13 +61,9 @@ def read_paperlists(path: Path, options: ReadOptions) -> SourceResult:
             result.skipped.append(f"{path}: entry {index} (id {source_id or '?'}): no abstract")
             continue
         title = clean_field(entry.get("title"))
-        if source_id:
-            paper_id = f"{venue}{year or ''}-{source_id}".lower().replace(" ", "")
-        else:
-            paper_id = content_id(venue, str(year or ""), title, abstract)
         result.papers.append(
             Paper(
-                paper_id=paper_id,
+                paper_id=derive_paper_id(venue, year, source_id, title, abstract),
                 title=title or derive_title(abstract),
                 title_derived=not title,
                 abstract=abstract,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from explorer.build.corpus import Paper, content_id, derive_title
+from explorer.build.corpus import Paper, derive_title
 from explorer.build.sources.base import (
     ReadOptions,
     SourceResult,
     clean_field,
+    derive_paper_id,
     parse_year,
     read_text_file,
     venue_year,
@@ -80,15 +81,9 @@ def rows_to_papers(
         title = get("title")
         venue = options.venue or get("venue") or file_venue
         year = options.year or parse_year(get("year")) or file_year
-        source_id = get("id")
-        paper_id = (
-            f"{venue}{year or ''}-{source_id}".lower().replace(" ", "")
-            if source_id
-            else content_id(venue, str(year or ""), title, abstract)
-        )
         result.papers.append(
             Paper(
-                paper_id=paper_id,
+                paper_id=derive_paper_id(venue, year, get("id"), title, abstract),
                 title=title or derive_title(abstract),
                 title_derived=not title,
                 abstract=abstract,

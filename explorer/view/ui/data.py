@@ -191,10 +191,11 @@ def load_run(cache_dir: str, corpus: str, run_id: str, version: tuple = ()) -> R
     # A curator's labels are untrusted text too: without bidirectional controls, like the
     # run's, before they reach the topics, the nodes and every paper's label columns.
     changes = [_clean_label(c) for c in curation.read(Path(cache_dir), corpus)]
-    cur = curation.apply(
+    built = curation.BuiltTables(
         tables["papers"], tables["topics"], tables["nodes"], tables["doc_topics"],
-        arrays["topic_similarity"], changes, run_id=run_id, folder=(Path(cache_dir), corpus),
+        arrays["topic_similarity"],
     )  # fmt: skip
+    cur = curation.apply(built, changes, run_id=run_id, folder=(Path(cache_dir), corpus))
     curated = {**tables, "papers": cur.papers, "topics": cur.topics, "nodes": cur.nodes}
     curated["doc_topics"] = cur.doc_topics
     return RunData(

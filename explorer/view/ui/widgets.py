@@ -102,7 +102,6 @@ def node_multiselect(choices: _Choices) -> list[str]:
 def filter_sidebar(data: RunData) -> Filters:
     """The composable filters, in the sidebar; returns what they currently say."""
     choices: _Choices = per_run(data, _choices)
-    years = choices.years
     with st.sidebar:
         st.subheader("Filters")
         topics = node_multiselect(choices)
@@ -113,70 +112,83 @@ def filter_sidebar(data: RunData) -> Filters:
             max_chars=state.MAX_TEXT_CHARS,  # enforced on the server too (Streamlit truncates)
             placeholder=f"Up to {state.MAX_TEXT_CHARS} characters",
         )
-        statuses = choices.statuses
-        warn_unknown(state.STATUS, statuses)
-        chosen_status = (
-            st.multiselect("Status", statuses, key=state.STATUS, bind="query-params")
-            if statuses
-            else []
-        )
-        venues = choices.venues
-        warn_unknown(state.VENUE, venues if len(venues) > 1 else [])
-        chosen_venues = (
-            st.multiselect("Venue", venues, key=state.VENUE, bind="query-params")
-            if len(venues) > 1
-            else []
-        )
-        chosen_years = None
-        if len(years) > 1:
-            chosen_years = st.slider(
-                "Years",
-                years[0],
-                years[-1],
-                (years[0], years[-1]),
-                key=state.YEARS,
-                bind="query-params",
-            )
-        min_probability = st.slider(
-            "Minimum topic probability",
-            0.0,
-            1.0,
-            0.0,
-            0.05,
-            key=state.MIN_PROBABILITY,
-            bind="query-params",
-        )
-        hide = st.checkbox("Hide outliers", key=state.HIDE_OUTLIERS, bind="query-params")
-        min_stability = 0.0
-        if choices.has_stability:
-            min_stability = st.slider(
-                "Hide topics with stability below",
-                0.0,
-                1.0,
-                0.0,
-                0.05,
-                key=state.MIN_STABILITY,
-                bind="query-params",
-                help="How much of a topic comes back when the topics are refitted with "
-                "other seeds (explorer build --stability): 1 always, 0 never.",
-            )
-        show_hidden = choices.any_hidden and st.checkbox(
-            "Show hidden topics",
-            key=state.SHOW_HIDDEN,
-            bind="query-params",
-            help="Topics the curator hid: shown greyed, labelled (hidden).",
-        )
+        statuses, venues, years = _facet_filters(choices)
+        min_probability, hide, min_stability, show_hidden = _topic_filters(choices)
     return Filters(
         topics=tuple(topics),
-        statuses=tuple(chosen_status),
-        venues=tuple(chosen_venues),
-        years=year_range(chosen_years, years),
+        statuses=tuple(statuses),
+        venues=tuple(venues),
+        years=year_range(years, choices.years),
         query=query or "",
         min_probability=float(min_probability),
         show_outliers=not hide,
         show_hidden=bool(show_hidden),
         min_stability=float(min_stability),
     )
+
+
+def _facet_filters(choices: _Choices) -> tuple[list[str], list[str], tuple[int, int] | None]:
+    """Status, venue and year range, each shown only when the run has more than one."""
+    statuses = choices.statuses
+    warn_unknown(state.STATUS, statuses)
+    chosen_status = (
+        st.multiselect("Status", statuses, key=state.STATUS, bind="query-params")
+        if statuses
+        else []
+    )
+    venues = choices.venues
+    warn_unknown(state.VENUE, venues if len(venues) > 1 else [])
+    chosen_venues = (
+        st.multiselect("Venue", venues, key=state.VENUE, bind="query-params")
+        if len(venues) > 1
+        else []
+    )
+    years, chosen_years = choices.years, None
+    if len(years) > 1:
+        chosen_years = st.slider(
+            "Years",
+            years[0],
+            years[-1],
+            (years[0], years[-1]),
+            key=state.YEARS,
+            bind="query-params",
+        )
+    return chosen_status, chosen_venues, chosen_years
+
+
+def _topic_filters(choices: _Choices) -> tuple[float, bool, float, bool]:
+    """How sure, how stable and how visible a paper's topic must be: minimum probability,
+    outliers hidden, minimum stability (--stability runs), curator-hidden topics shown."""
+    min_probability = st.slider(
+        "Minimum topic probability",
+        0.0,
+        1.0,
+        0.0,
+        0.05,
+        key=state.MIN_PROBABILITY,
+        bind="query-params",
+    )
+    hide = st.checkbox("Hide outliers", key=state.HIDE_OUTLIERS, bind="query-params")
+    min_stability = 0.0
+    if choices.has_stability:
+        min_stability = st.slider(
+            "Hide topics with stability below",
+            0.0,
+            1.0,
+            0.0,
+            0.05,
+            key=state.MIN_STABILITY,
+            bind="query-params",
+            help="How much of a topic comes back when the topics are refitted with "
+            "other seeds (explorer build --stability): 1 always, 0 never.",
+        )
+    show_hidden = choices.any_hidden and st.checkbox(
+        "Show hidden topics",
+        key=state.SHOW_HIDDEN,
+        bind="query-params",
+        help="Topics the curator hid: shown greyed, labelled (hidden).",
+    )
+    return min_probability, hide, min_stability, show_hidden
 
 
 TABLE_COLUMNS = (
@@ -287,23 +299,24 @@ def query_select(
     param: str,
     *,
     format_func=str,
-    placeholder: str = "",
-    first_by_default: bool = False,
+    placeholder: str | None = None,
     version: Hashable = None,
 ) -> object:
     """A selectbox whose value lives in the URL as `?param=<raw option>` (e.g. ?paper=<id>).
 
     Streamlit's bind="query-params" puts the *formatted* option in the URL (a title),
     which makes poor deep links; this keeps the raw id there. A value in the URL that
-    is not an option is ignored with a notice. A new `version` (e.g. the curation's) makes
-    a new widget: the browser otherwise keeps showing the picked option's old name.
+    is not an option is ignored with a notice. Without one, the picker starts blank showing
+    `placeholder`, or, with no placeholder, on the first option (never blank). A new
+    `version` (e.g. the curation's) makes a new widget: the browser otherwise keeps showing
+    the picked option's old name.
     """
     requested = st.query_params.get(param)
     by_text = {str(o): i for i, o in enumerate(options)}
     index = (
         by_text.get(requested)
         if requested is not None
-        else (0 if first_by_default and options else None)
+        else (0 if placeholder is None and options else None)
     )
     if requested is not None and index is None:
         st.warning(
@@ -319,7 +332,7 @@ def query_select(
         index=index,
         format_func=format_func,
         key=f"{param}_pick" + (f"_{abs(hash(version))}" if version is not None else ""),
-        placeholder=placeholder,
+        placeholder=placeholder or "",
     )
     if choice is None:
         if param in st.query_params:
