@@ -142,20 +142,103 @@ def _each(full: dict[int, Fit], pairs: dict[tuple[int, int], dict], seed: int) -
     }
 
 
+class Corpus:
+    """The real abstracts, their vectors, and the fits of any rows of them, timed."""
+
+    def __init__(self, cache) -> None:
+        from explorer.build.embed import Embedder, embed_texts, resolve_precision
+        from explorer.build.sources import ReadOptions, read_inputs
+        from explorer.vectors import normalise_rows
+
+        self.cache = cache
+        self.papers = read_inputs((str(PAPERLISTS),), ReadOptions()).papers
+        embedder = Embedder.of(cache_root=cache, precision=resolve_precision("auto"))
+        self.vectors, _ = embed_texts([p.text for p in self.papers], embedder)
+        self.unit = normalise_rows(self.vectors)
+        self.seconds: dict[str, float] = {}
+
+    def fit(self, rows: np.ndarray, seed: int, name: str) -> Fit:
+        """Topics and levels of the papers `rows`, fitted by the build's own sequence."""
+        from explorer.build.config import BuildConfig
+        from explorer.build.sample import sample_params
+        from explorer.build.stages import fit_rows
+
+        start = time.perf_counter()
+        params = sample_params(len(self.papers), len(rows), min_topic_size=None, seed=seed)
+        config = BuildConfig(name="sample-fit", inputs=(str(PAPERLISTS),))
+        fitted = fit_rows(self.vectors[rows], params, self.cache, config)
+        self.seconds[name] = round(time.perf_counter() - start, 1)
+        return Fit(fitted.partition.labels, fitted.levels.subtopic.astype(str))
+
+    def extended(self, rows: np.ndarray, fitted: Fit) -> Fit:
+        """Every paper's topic and subtopic: the sampled papers' as fitted, the others'
+        assigned to them."""
+        from explorer.build.assign import Reference, assign_rows
+
+        topics = np.empty(len(self.papers), dtype=np.int64)
+        subtopics = np.empty(len(self.papers), dtype=object)
+        topics[rows], subtopics[rows] = fitted.topics, fitted.subtopics
+        rest = np.setdiff1d(np.arange(len(self.papers)), rows)
+        ref = Reference(self.unit[rows], fitted.topics, fitted.subtopics, np.zeros((len(rows), 2)))
+        topics[rest], subtopics[rest], _ = assign_rows(ref, self.unit[rest])
+        return Fit(topics, subtopics.astype(str))
+
+
+def _cut(fitted: Fit, rows: np.ndarray) -> Fit:
+    return Fit(fitted.topics[rows], fitted.subtopics[rows])
+
+
+def _full_fits(corpus: Corpus) -> tuple[dict[int, Fit], dict]:
+    """Every paper fitted with each seed, and how the full fits agree with each other."""
+    everything = np.arange(len(corpus.papers))
+    full = {seed: corpus.fit(everything, seed, f"full seed {seed}") for seed in SEEDS}
+    pairs = {(a, b): compare(full[a], full[b]) for i, a in enumerate(SEEDS) for b in SEEDS[i + 1 :]}
+    return full, {
+        "papers": len(corpus.papers),
+        "levels": list(LEVELS),
+        "full_fits": {"seeds": list(SEEDS), **_by_level(list(pairs.values()))},
+        "full_counts": {level: sorted({f.count(level) for f in full.values()}) for level in LEVELS},
+        "full_each": {str(s): _each(full, pairs, s) for s in SEEDS},
+        "samples": {},
+    }
+
+
+def _samples_of(corpus: Corpus, full: dict[int, Fit], size: int) -> dict:
+    """Samples of `size` fitted with each seed, the rest assigned, against the full fits;
+    and the full fits cut to the same samples (as good as a reseed)."""
+    from explorer.build.sample import SAMPLE_SIZE, stratified_sample
+
+    compared, counts, itself = [], {level: [] for level in LEVELS}, []
+    reseed: dict[int, list[dict]] = {s: [] for s in SEEDS}
+    for seed in SAMPLE_SEEDS:
+        rows = stratified_sample(corpus.papers, size, seed=seed)
+        fitted = corpus.fit(rows, seed, f"sample {size} seed {seed}")
+        start = time.perf_counter()
+        whole = corpus.extended(rows, fitted)
+        corpus.seconds[f"assign {size} seed {seed}"] = round(time.perf_counter() - start, 1)
+        compared += [compare(whole, f) for f in full.values()]
+        for level in LEVELS:
+            counts[level].append(fitted.count(level))
+        start = time.perf_counter()
+        for own, cut_fit in ((s, corpus.extended(rows, _cut(full[s], rows))) for s in SEEDS):
+            reseed[own] += [compare(cut_fit, full[o]) for o in SEEDS if o != own]
+            itself.append(compare(cut_fit, full[own]))
+        corpus.seconds[f"cut full fits {size} seed {seed}"] = round(time.perf_counter() - start, 1)
+    return {
+        "seeds": list(SAMPLE_SEEDS), "probe": size > SAMPLE_SIZE,
+        **_by_level(compared), "counts": counts,
+        "as_good_as_a_reseed": _by_level([p for by_fit in reseed.values() for p in by_fit]),
+        "as_good_as_a_reseed_by_fit": {str(s): _mean_by_level(reseed[s]) for s in SEEDS},
+        "cut_vs_own_fit": _by_level(itself),
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="5000,10000,20000,22000,23000")
     args = parser.parse_args()
     require_shared(PAPERLISTS)
-    from explorer.build.assign import Reference, assign_rows
-    from explorer.build.embed import Embedder, embed_texts, resolve_precision
-    from explorer.build.levels import build_levels
     from explorer.build.pipeline import prepare_environment
-    from explorer.build.projection import knn_graph
-    from explorer.build.sample import SAMPLE_SIZE, sample_params, stratified_sample
-    from explorer.build.sources import ReadOptions, read_inputs
-    from explorer.build.topics import partition
-    from explorer.vectors import normalise_rows
 
     cache = WORK / "sample-fit"
     cache.mkdir(parents=True, exist_ok=True)
@@ -163,75 +246,11 @@ def main() -> None:
     if (WORK / "engines-local" / "embeddings").is_dir():  # content-addressed: reuse
         shutil.copytree(WORK / "engines-local" / "embeddings", cache / "embeddings",
                         dirs_exist_ok=True)  # fmt: skip
-    papers = read_inputs((str(PAPERLISTS),), ReadOptions()).papers
-    embedder = Embedder.of(cache_root=cache, precision=resolve_precision("auto"))
-    vectors, _ = embed_texts([p.text for p in papers], embedder)
-    unit = normalise_rows(vectors)
-    seconds: dict[str, float] = {}
-
-    def fit(rows: np.ndarray, seed: int, name: str) -> Fit:
-        """Topics and levels of the papers `rows`, as a build fits them."""
-        start = time.perf_counter()
-        params = sample_params(len(papers), len(rows), min_topic_size=None, seed=seed)
-        graph = knn_graph(vectors[rows], params.n_neighbors)
-        part = partition(vectors[rows], graph, params, cache)
-        levels = build_levels(
-            vectors[rows], part.labels, min_topic_size=params.min_topic_size, seed=seed,
-            cache_root=cache,
-        )  # fmt: skip
-        seconds[name] = round(time.perf_counter() - start, 1)
-        return Fit(part.labels, levels.subtopic.astype(str))
-
-    def extended(rows: np.ndarray, fitted: Fit) -> Fit:
-        """Every paper's topic and subtopic: the sampled papers' as fitted, the others'
-        assigned to them."""
-        topics = np.empty(len(papers), dtype=np.int64)
-        subtopics = np.empty(len(papers), dtype=object)
-        topics[rows], subtopics[rows] = fitted.topics, fitted.subtopics
-        rest = np.setdiff1d(np.arange(len(papers)), rows)
-        ref = Reference(unit[rows], fitted.topics, fitted.subtopics, np.zeros((len(rows), 2)))
-        topics[rest], subtopics[rest], _ = assign_rows(ref, unit[rest])
-        return Fit(topics, subtopics.astype(str))
-
-    def cut(fitted: Fit, rows: np.ndarray) -> Fit:
-        return Fit(fitted.topics[rows], fitted.subtopics[rows])
-
-    everything = np.arange(len(papers))
-    full = {seed: fit(everything, seed, f"full seed {seed}") for seed in SEEDS}
-    pairs = {(a, b): compare(full[a], full[b]) for i, a in enumerate(SEEDS) for b in SEEDS[i + 1 :]}
-    result = {
-        "papers": len(papers),
-        "levels": list(LEVELS),
-        "full_fits": {"seeds": list(SEEDS), **_by_level(list(pairs.values()))},
-        "full_counts": {level: sorted({f.count(level) for f in full.values()}) for level in LEVELS},
-        "full_each": {str(s): _each(full, pairs, s) for s in SEEDS},
-        "samples": {},
-    }
+    corpus = Corpus(cache)
+    full, result = _full_fits(corpus)
     for size in (int(s) for s in args.sizes.split(",")):
-        compared, counts, itself = [], {level: [] for level in LEVELS}, []
-        reseed: dict[int, list[dict]] = {s: [] for s in SEEDS}
-        for seed in SAMPLE_SEEDS:
-            rows = stratified_sample(papers, size, seed=seed)
-            fitted = fit(rows, seed, f"sample {size} seed {seed}")
-            start = time.perf_counter()
-            whole = extended(rows, fitted)
-            seconds[f"assign {size} seed {seed}"] = round(time.perf_counter() - start, 1)
-            compared += [compare(whole, f) for f in full.values()]
-            for level in LEVELS:
-                counts[level].append(fitted.count(level))
-            start = time.perf_counter()
-            for own, cut_fit in ((s, extended(rows, cut(full[s], rows))) for s in SEEDS):
-                reseed[own] += [compare(cut_fit, full[o]) for o in SEEDS if o != own]
-                itself.append(compare(cut_fit, full[own]))
-            seconds[f"cut full fits {size} seed {seed}"] = round(time.perf_counter() - start, 1)
-        result["samples"][str(size)] = {
-            "seeds": list(SAMPLE_SEEDS), "probe": size > SAMPLE_SIZE,
-            **_by_level(compared), "counts": counts,
-            "as_good_as_a_reseed": _by_level([p for by_fit in reseed.values() for p in by_fit]),
-            "as_good_as_a_reseed_by_fit": {str(s): _mean_by_level(reseed[s]) for s in SEEDS},
-            "cut_vs_own_fit": _by_level(itself),
-        }  # fmt: skip
-    result["seconds"] = seconds
+        result["samples"][str(size)] = _samples_of(corpus, full, size)
+    result["seconds"] = corpus.seconds
     write_results("sample-fit", result)
     print(result)
 

@@ -31,17 +31,18 @@ def test_reductions_are_cached_by_content_and_parameters(tmp_path, monkeypatch):
     graph = knn_graph(x, 10)
     calls = []
     real = project._fit_umap
-    monkeypatch.setattr(project, "_fit_umap", lambda *a: calls.append(a[4:]) or real(*a))
-    kwargs = {"n_components": 2, "n_neighbors": 10, "min_dist": 0.1, "cache_root": tmp_path}
-    first = project.reduce_umap(x, graph, seed=1, **kwargs)
-    again = project.reduce_umap(x, graph, seed=1, **kwargs)
+    monkeypatch.setattr(project, "_fit_umap", lambda *a: calls.append(a[2:]) or real(*a))
+    one, two = (project.UmapParams(2, 10, min_dist=0.1, seed=s) for s in (1, 2))
+    first = project.reduce_umap(x, graph, one, cache_root=tmp_path)
+    again = project.reduce_umap(x, graph, one, cache_root=tmp_path)
     assert len(calls) == 1 and np.array_equal(first, again) and first.shape == (60, 2)
-    project.reduce_umap(x, graph, seed=2, **kwargs)  # another seed: computed
-    project.reduce_umap(x[::-1].copy(), knn_graph(x[::-1].copy(), 10), seed=1, **kwargs)
+    project.reduce_umap(x, graph, two, cache_root=tmp_path)  # another seed: computed
+    reversed_x = x[::-1].copy()
+    project.reduce_umap(reversed_x, knn_graph(reversed_x, 10), one, cache_root=tmp_path)
     assert len(calls) == 3
     for stored in (tmp_path / "reductions").glob("*.npy"):
         stored.write_bytes(b"torn")  # a torn file is recomputed, never trusted
-    assert np.array_equal(project.reduce_umap(x, graph, seed=1, **kwargs), first)
+    assert np.array_equal(project.reduce_umap(x, graph, one, cache_root=tmp_path), first)
     assert len(calls) == 4
 
 

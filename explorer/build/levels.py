@@ -99,12 +99,12 @@ def split_topic(
     `max_size` papers (the leaf target): by default HDBSCAN's usual excess-of-mass
     selection, then its finer leaf selection.
     """
-    from explorer.build.projection import knn_graph, reduce_umap
+    from explorer.build.projection import UmapParams, knn_graph, reduce_umap
 
     k = int(min(15, len(vectors) - 1))
     reduced = reduce_umap(
-        vectors, knn_graph(vectors, k, seed=seed), n_components=5, n_neighbors=k, min_dist=0.0,
-        seed=seed, cache_root=cache_root,
+        vectors, knn_graph(vectors, k, seed=seed), UmapParams(5, k, min_dist=0.0, seed=seed),
+        cache_root=cache_root,
     )  # fmt: skip
     parts = None
     for candidate in for_subtopics(min_size, clusterer):

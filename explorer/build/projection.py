@@ -186,14 +186,22 @@ def _cache_kernels(modules) -> None:
 _CACHED: set[str] = set()
 
 
+@dataclass(frozen=True)
+class UmapParams:
+    """What a UMAP reduction depends on besides its vectors and graph (and so its cache key):
+    target dimensions, neighbours taken from the shared graph, spread, seed."""
+
+    n_components: int
+    n_neighbors: int
+    min_dist: float
+    seed: int
+
+
 def reduce_umap(
     embeddings: np.ndarray,
     graph: KnnGraph,
+    params: UmapParams,
     *,
-    n_components: int,
-    n_neighbors: int,
-    min_dist: float,
-    seed: int,
     cache_root: Path | None = None,
 ) -> np.ndarray:
     """UMAP on the shared graph; fixed seed, so the same input gives the same output.
@@ -202,46 +210,48 @@ def reduce_umap(
     everything it depends on (vectors, graph, parameters, umap version): a re-fit with
     another --min-topic-size changes neither reduction and skips both.
     """
-    indices, distances = graph.take(n_neighbors)
+    indices, distances = graph.take(params.n_neighbors)
     n = embeddings.shape[0]
     # Spectral initialisation needs more points than dimensions + 1; tiny corpora use random.
-    init = "spectral" if n > n_components + 8 else "random"
+    init = "spectral" if n > params.n_components + 8 else "random"
     stored = None
     if cache_root is not None:
         key = hashlib.sha256()
         for part in (embeddings.astype(np.float32), indices, distances):
             key.update(np.ascontiguousarray(part).tobytes())
+        p = params
         key.update(
             repr(
-                (n_components, n_neighbors, min_dist, seed, init, metadata.version("umap-learn"))
+                (p.n_components, p.n_neighbors, p.min_dist, p.seed, init,
+                 metadata.version("umap-learn"))
             ).encode()
-        )
+        )  # fmt: skip
         stored = Path(cache_root) / "reductions" / f"{key.hexdigest()[:32]}.npy"
         try:
             cached = np.load(stored, allow_pickle=False)
-            if cached.shape == (n, n_components):
+            if cached.shape == (n, params.n_components):
                 return cached
         except (OSError, ValueError):
             pass  # absent or torn: compute it again
-    reduced = _fit_umap(
-        embeddings, indices, distances, n_components, n_neighbors, min_dist, seed, init
-    )
+    reduced = _fit_umap(embeddings, (indices, distances), params, init)
     if stored is not None:
         stored.parent.mkdir(parents=True, exist_ok=True)
         atomic_save_array(stored, reduced)
     return reduced
 
 
-def _fit_umap(embeddings, indices, distances, n_components, n_neighbors, min_dist, seed, init):
+def _fit_umap(
+    embeddings: np.ndarray, knn: tuple[np.ndarray, np.ndarray], params: UmapParams, init: str
+) -> np.ndarray:
     umap = _import_umap()
     model = umap.UMAP(
-        n_neighbors=n_neighbors,
-        n_components=n_components,
-        min_dist=min_dist,
+        n_neighbors=params.n_neighbors,
+        n_components=params.n_components,
+        min_dist=params.min_dist,
         metric="cosine",
-        random_state=seed,
+        random_state=params.seed,
         init=init,
-        precomputed_knn=(indices, distances, None),
+        precomputed_knn=(*knn, None),
         low_memory=True,
     )
     with warnings.catch_warnings():
@@ -263,11 +273,6 @@ def project_2d(
 ) -> np.ndarray:
     """The map's coordinates: a 2-D UMAP that reuses the clustering's kNN graph."""
     return reduce_umap(
-        embeddings,
-        graph,
-        n_components=2,
-        n_neighbors=n_neighbors,
-        min_dist=0.1,
-        seed=seed,
+        embeddings, graph, UmapParams(2, n_neighbors, min_dist=0.1, seed=seed),
         cache_root=cache_root,
-    )
+    )  # fmt: skip

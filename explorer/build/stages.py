@@ -22,7 +22,7 @@ from explorer.build.keep import Kept
 from explorer.build.levels import Levels
 from explorer.build.plan import Plan
 from explorer.build.projection import KnnGraph
-from explorer.build.topics import TopicFit
+from explorer.build.topics import Partition, TopicFit
 from explorer.vectors import unit_float16
 
 
@@ -122,30 +122,50 @@ def keep(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
     return _assigned(fitted, renumbered(kept, fitted.labels))
 
 
+@dataclass(frozen=True)
+class SampleFit:
+    """A sample's own fit, before the other papers are assigned: its graph, topics, levels."""
+
+    graph: KnnGraph
+    partition: Partition
+    levels: Levels
+
+
+def fit_rows(vectors: np.ndarray, params, cache_dir: Path, config) -> SampleFit:
+    """Graph, partition and levels of `vectors` alone, as a build fits its sample: the one
+    home of that sequence, which bench/sample_fit.py also fits its full fits and samples by.
+    `config` is the BuildConfig (its clusterer and neighbour threshold)."""
+    from explorer.build.levels import build_levels
+    from explorer.build.projection import knn_graph
+    from explorer.build.topics import partition
+
+    graph = knn_graph(
+        vectors, graph_k(params), exact_up_to=config.exact_neighbours_up_to, seed=params.seed
+    )
+    part = partition(vectors, graph, params, cache_dir, config.clusterer)
+    levels = build_levels(
+        vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,
+        cache_root=cache_dir, clusterer=config.clusterer,
+    )  # fmt: skip
+    return SampleFit(graph, part, levels)
+
+
 def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
     """Topics, levels and map fitted on a stratified sample (explorer/build/sample.py), every
     other paper assigned to them as `--keep-topics` assigns new papers; ids by size."""
     from explorer.build.keep import Base, keep_topics, renumbered
-    from explorer.build.levels import build_levels
-    from explorer.build.projection import knn_graph, project_2d
+    from explorer.build.projection import project_2d
     from explorer.build.sample import stratified_sample
-    from explorer.build.topics import partition
 
     params = plan.params
     rows = stratified_sample(plan.corpus.papers, plan.config.sample_size, params.seed)
     vectors = embedded.vectors[rows]
-    graph = knn_graph(
-        vectors, graph_k(params), exact_up_to=plan.config.exact_neighbours_up_to,
-        seed=params.seed,
-    )  # fmt: skip
-    part = partition(vectors, graph, params, plan.cache_dir, plan.config.clusterer)
-    levels = build_levels(
-        vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,
-        cache_root=plan.cache_dir, clusterer=plan.config.clusterer,
-    )  # fmt: skip
+    sample = fit_rows(vectors, params, plan.cache_dir, plan.config)
+    part, levels = sample.partition, sample.levels
     coords = project_2d(
-        vectors, graph, n_neighbors=params.n_neighbors, seed=params.seed, cache_root=plan.cache_dir
-    )
+        vectors, sample.graph, n_neighbors=params.n_neighbors, seed=params.seed,
+        cache_root=plan.cache_dir,
+    )  # fmt: skip
     ids = [p.paper_id for p in plan.corpus.papers]
     fitted_papers = pd.DataFrame(
         {

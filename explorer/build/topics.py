@@ -15,7 +15,7 @@ import numpy as np
 from explorer.artifacts import OUTLIER
 from explorer.build.cluster import Clusterer, for_topics
 from explorer.build.embed import Embedder, embed_texts
-from explorer.build.projection import KnnGraph, reduce_umap
+from explorer.build.projection import KnnGraph, UmapParams, reduce_umap
 from explorer.errors import InputError
 from explorer.vectors import centroids as unit_centroids
 from explorer.vectors import normalise_rows
@@ -162,15 +162,8 @@ def partition(
     """Reduce (cached per seed), cluster, assign outliers: the fit's partition, and what
     `explorer build --stability` repeats with other seeds. `clusterer`: the build's own
     (explorer/build/cluster.py), else HDBSCAN sized by `params`."""
-    reduced = reduce_umap(
-        embeddings,
-        graph,
-        n_components=params.n_components,
-        n_neighbors=params.n_neighbors,
-        min_dist=0.0,
-        seed=params.seed,
-        cache_root=cache_root,
-    )
+    umap = UmapParams(params.n_components, params.n_neighbors, min_dist=0.0, seed=params.seed)
+    reduced = reduce_umap(embeddings, graph, umap, cache_root=cache_root)
     labels = renumber_by_size(for_topics(params, clusterer).fit_predict(reduced))
     clustered = int((labels != OUTLIER).sum())
     if clustered == 0:
