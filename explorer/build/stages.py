@@ -80,6 +80,10 @@ def embed(plan: Plan, docs: list[str]) -> Embedded:
         precision=plan.precision,
         weights=plan.weights,
     )
+    if n_new:  # the model is loaded and the fit not begun: the export's cheapest moment
+        from explorer.build.encoder_export import export_early
+
+        export_early(plan.config.embedding_model, weights=plan.weights, cache_root=plan.cache_dir)
     return Embedded(vectors=vectors, n_new=n_new + on_cluster)
 
 
