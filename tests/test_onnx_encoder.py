@@ -166,6 +166,37 @@ def test_a_failed_export_leaves_nothing(tmp_path, monkeypatch):
     assert list((tmp_path / "models" / "onnx").iterdir()) == []
 
 
+def _odd_model(tmp_path, modules: list[str], pooling: dict):
+    model = tmp_path / "odd-model"
+    (model / "1_Pooling").mkdir(parents=True)
+    listed = [
+        {"idx": i, "name": str(i), "path": "1_Pooling" if kind == "Pooling" else "", "type": kind}
+        for i, kind in enumerate(modules)
+    ]
+    (model / "modules.json").write_text(json.dumps(listed))
+    (model / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    return model
+
+
+def test_an_early_export_skipped_is_reported_once_by_the_encoder_stage(tmp_path, monkeypatch):
+    """A build exports right after its embedding (export_early, silent); its encoder stage
+    says why there is no export, without trying again, and only that once."""
+    model = _odd_model(tmp_path, ["Transformer", "Pooling"], {"pooling_mode_max_tokens": True})
+    encoder_export.export_early(str(model), weights="3" * 16, cache_root=tmp_path)
+    checked = []
+    real_check = encoder_export._check_supported
+    monkeypatch.setattr(
+        encoder_export, "_check_supported", lambda d: (checked.append(d), real_check(d))
+    )
+    logs: list[str] = []
+    for _ in range(2):
+        record = encoder_export.export_query_encoder(
+            str(model), weights="3" * 16, cache_root=tmp_path, log=logs.append
+        )
+        assert record["format"] is None and "pooling (max)" in record["skipped"]
+    assert len(logs) == 2 and len(checked) == 1  # the second call is a new attempt
+
+
 @pytest.mark.parametrize(
     ("modules", "pooling", "reason"),
     [
@@ -175,14 +206,7 @@ def test_a_failed_export_leaves_nothing(tmp_path, monkeypatch):
     ],
 )
 def test_a_pipeline_numpy_cannot_finish_is_skipped(tmp_path, modules, pooling, reason):
-    model = tmp_path / "odd-model"
-    (model / "1_Pooling").mkdir(parents=True)
-    listed = [
-        {"idx": i, "name": str(i), "path": "1_Pooling" if kind == "Pooling" else "", "type": kind}
-        for i, kind in enumerate(modules)
-    ]
-    (model / "modules.json").write_text(json.dumps(listed))
-    (model / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    model = _odd_model(tmp_path, modules, pooling)
     logs: list[str] = []
     record = encoder_export.export_query_encoder(
         str(model), weights="2" * 16, cache_root=tmp_path, log=logs.append

@@ -16,6 +16,7 @@ then renamed into place: a killed build leaves no folder that looks complete.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from explorer import artifacts
+from explorer.build.memory import release_freed_memory
 from explorer.onnx_encoder import FEEDS, OnnxEncoder  # the viewer's own code checks it
 from explorer.vectors import POOLING_MODES
 
@@ -53,6 +55,9 @@ _POOLING_FLAGS = {
     "pooling_mode_lasttoken": "lasttoken",
 }
 _EXPORT_PACKAGES = ("onnx", "onnxruntime", "tokenizers")
+# Why export_early could not export a folder: the build's encoder stage reports it (once)
+# instead of trying again.
+_SKIPPED: dict[Path, str] = {}
 
 
 class ExportSkipped(Exception):
@@ -64,12 +69,13 @@ def export_query_encoder(
 ) -> dict:
     """The manifest's record of the run's query encoder: the export's folder under the cache
     with its facts file's size and sha256 (exported now unless already there), or why none."""
-    from explorer.build.embed import model_dir, model_id
+    from explorer.build.embed import model_dir
 
-    name = f"{artifacts.ENCODER_ROOT}/{artifacts.model_slug(model_id(model_name), weights)}"
-    folder = Path(cache_root) / name
+    name, folder = _where(model_name, weights, cache_root)
     if not intact(folder):
         try:
+            if (reason := _SKIPPED.pop(folder, None)) is not None:  # export_early's verdict
+                raise ExportSkipped(reason)
             _check_supported(model_dir(model_name))
             log("Exporting the query encoder to ONNX (once per model)…")
             _export(model_name, folder, weights)
@@ -83,6 +89,33 @@ def export_query_encoder(
         "bytes": facts.stat().st_size,
         "sha256": artifacts.sha256_file(facts),
     }
+
+
+def export_early(model_name: str, *, weights: str, cache_root: Path) -> None:
+    """Export now, silently, unless already there: a build calls this right after its
+    embedding, while its process holds the model and little else. The export's tracing,
+    protos and check session take ~250 MB above where they start; run last, on top of the
+    fitted topics and their tables, that was the build's peak (ICML 2013-2019, cold:
+    1,322 MB, against 1,134 MB exported after the embedding). The encoder stage then finds
+    the folder intact, or reports why there is none without trying again."""
+    from explorer.build.embed import model_dir
+
+    _, folder = _where(model_name, weights, cache_root)
+    if intact(folder):
+        return
+    try:
+        _check_supported(model_dir(model_name))
+        _export(model_name, folder, weights)
+    except ExportSkipped as exc:
+        _SKIPPED[folder] = str(exc)
+
+
+def _where(model_name: str, weights: str, cache_root: Path) -> tuple[str, Path]:
+    """The export's folder: as the manifest names it (under the cache), and its path."""
+    from explorer.build.embed import model_id
+
+    name = f"{artifacts.ENCODER_ROOT}/{artifacts.model_slug(model_id(model_name), weights)}"
+    return name, Path(cache_root) / name
 
 
 def intact(folder: Path) -> bool:
@@ -154,6 +187,10 @@ def _export(model_name: str, folder: Path, weights: str) -> None:
         os.replace(tmp, folder)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        # The tracer's graphs, the ONNX protos and the check's session are garbage now (some
+        # in reference cycles): give their pages back before the build's next stage.
+        gc.collect()
+        release_freed_memory()
 
 
 def _write_files(model, facts: dict, folder: Path) -> None:

@@ -82,6 +82,11 @@ def embed(plan: Plan, docs: list[str]) -> Embedded:
             progress=plan.progress,
         )
     vectors, n_new = embed_texts(docs, plan.embedder, progress=plan.progress)
+    if n_new:  # the model is loaded and the fit not begun: the export's cheapest moment
+        from explorer.build.encoder_export import export_early
+
+        e = plan.embedder  # export_early takes its parts, as export_query_encoder does
+        export_early(e.model_name, weights=e.weights, cache_root=e.cache_root)
     return Embedded(vectors=vectors, n_new=n_new + on_cluster)
 
 
