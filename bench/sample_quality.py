@@ -87,6 +87,9 @@ def _spread(fits: list[dict]) -> dict[str, dict[str, float]]:
     out = {}
     for key in (*MEASURES, "wall_s", "peak_rss_mb"):
         values = [f[key] for f in fits if f[key] is not None and f[key] == f[key]]
+        if not values:  # every fit reused from the cache: no time or memory measured
+            out[key] = {"min": None, "median": None, "max": None}
+            continue
         out[key] = {
             "min": min(values), "median": round(statistics.median(values), 4),
             "max": max(values),

@@ -622,7 +622,7 @@ def read_prior_run(cache_dir: Path, corpus: str) -> PriorRun | None:
     versions = data.get("versions") if isinstance(data.get("versions"), dict) else {}
     return PriorRun(
         run_id=run_id,
-        pipeline_version=data.get("pipeline_version"),
+        pipeline_version=data.get("pipeline_version", "unknown"),
         versions={str(k): str(v) for k, v in versions.items()},
         embedding_weights=config.get("embedding_weights"),
         embedding_precision=str(config.get("embedding_precision", "float32")),

@@ -504,7 +504,8 @@ def _cmd_dashboard(args: argparse.Namespace, cache_dir: Path) -> None:
 
 
 def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
-    summary = info_summary(artifacts.open_run(cache_dir, args.name))
+    run = artifacts.open_run(cache_dir, args.name)
+    summary = info_summary(run)
     if args.json:
         print(json.dumps(summary, indent=2))
         return
@@ -516,8 +517,8 @@ def _cmd_info(args: argparse.Namespace, cache_dir: Path) -> None:
     print(
         f"  years: {', '.join(map(str, summary['years'])) or '-'}  venues: {', '.join(summary['venues']) or '-'}"
     )
-    print("  levels: " + _levels_line(summary["counts"]))
-    quality = _quality_line(summary["counts"])
+    print("  levels: " + _levels_line(run.manifest.counts.levels))
+    quality = _quality_line(run.manifest.counts.levels)
     if quality:
         print("  coherence: " + quality)
     print(f"  model: {summary['embedding_model']} ({summary['embedding_precision']})")

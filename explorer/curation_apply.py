@@ -19,6 +19,7 @@ import pandas as pd
 
 from explorer import curation_log
 from explorer.artifacts import OUTLIER_ID, id_order, level_of, topic_of
+from explorer.errors import NodeIdError
 
 # A node of a new run carries a curation when it shares at least half of the union of its
 # papers with the curated node (Jaccard >= 0.5): then no other node can share as much, so
@@ -70,7 +71,10 @@ class Members:
         overlap the recorded ones at Jaccard >= MATCH_JACCARD. Only a node split in two
         exact halves has two such nodes (both at 0.5): that is reported, not guessed."""
         want = set(recorded)
-        level = level_of(node)
+        try:
+            level = level_of(node)
+        except NodeIdError:  # a hand-edited history: an id no run can have matches nothing
+            return None
         found = [
             c for c in self.of
             if level_of(c) == level and _jaccard(self.of[c], want) >= MATCH_JACCARD

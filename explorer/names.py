@@ -22,7 +22,8 @@ def latest_run_id(cache_dir: Path, corpus: str) -> str | None:
     corpus_dir = Path(cache_dir) / corpus
     pointer = corpus_dir / LATEST
     if pointer.is_file():
-        run_id = pointer.read_text(encoding="utf-8").strip()
+        # A damaged pointer (not UTF-8) names no run: fall back to the newest complete one.
+        run_id = pointer.read_text(encoding="utf-8", errors="replace").strip()
         if NAME_RE.fullmatch(run_id) and (corpus_dir / run_id / MANIFEST).is_file():
             return run_id
     complete = [p for p in corpus_dir.glob("*") if p.is_dir() and (p / MANIFEST).is_file()]

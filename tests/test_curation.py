@@ -212,6 +212,8 @@ def test_members_match_a_rebuilt_run_by_overlap():
     assert members.find("1", recorded) == "7"
     assert members.find("1", [f"p{i}" for i in range(5)]) is None  # 5/11 < 0.5: reported
     assert curation.Members.of_run(papers).find("A0", [f"p{i}" for i in range(20)]) == "A0"
+    # A hand-edited history's malformed id matches nothing; it never breaks the pages.
+    assert members.find("1.x/../", recorded) is None
 
 
 def test_no_curation_changes_nothing_but_adds_hidden(run):

@@ -179,10 +179,12 @@ def _odd_model(tmp_path, modules: list[str], pooling: dict):
 
 
 def test_an_early_export_skipped_is_reported_once_by_the_encoder_stage(tmp_path, monkeypatch):
-    """A build exports right after its embedding (export_early, silent); its encoder stage
-    says why there is no export, without trying again, and only that once."""
+    """A build exports right after its embedding (export_early; a skip is kept, not said);
+    its encoder stage says why there is no export, without trying again, and only once."""
     model = _odd_model(tmp_path, ["Transformer", "Pooling"], {"pooling_mode_max_tokens": True})
-    encoder_export.export_early(str(model), weights="3" * 16, cache_root=tmp_path)
+    early: list[str] = []
+    encoder_export.export_early(str(model), weights="3" * 16, cache_root=tmp_path, log=early.append)
+    assert early == []  # nothing exported, nothing said yet
     checked = []
     real_check = encoder_export._check_supported
     monkeypatch.setattr(
@@ -326,3 +328,22 @@ def test_publish_refuses_a_damaged_export(seed_cache, tmp_path):
     with pytest.raises(ArtifactError, match="model.onnx: changed since it was built"):
         publish(tmp_path / "cache", "seed", tmp_path / "site")
     assert not (tmp_path / "site").exists()  # nothing half-written: not even the folder
+
+
+def test_a_build_with_every_vector_cached_still_exports_before_the_fit(seed_cache, tmp_path):
+    """The export comes after the embedding whatever was embedded: a new corpus whose
+    vectors are all cached, with no export in the cache, exports it (and says so) before
+    the neighbours and the fit, and its manifest names it."""
+    from explorer.build.pipeline import build
+    from tests.conftest import SEED_DIR, build_config
+
+    shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
+    logs: list[str] = []
+    result = build(build_config("again", [SEED_DIR]), cache_dir=tmp_path, progress=False,
+                   log=logs.append)  # fmt: skip
+    assert result.run.manifest.counts.embedded_new == 0
+    exported = next(i for i, m in enumerate(logs) if m.startswith("Exporting the query encoder"))
+    assert exported < next(i for i, m in enumerate(logs) if m.startswith("Finding nearest"))
+    assert result.run.manifest.query_encoder["format"] == "onnx"
+    ref = artifacts.encoder_ref(tmp_path, result.run.manifest)
+    assert artifacts.read_encoder_facts(ref)["pooling"] == "mean"

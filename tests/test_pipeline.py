@@ -103,6 +103,9 @@ def test_cli_info_export_list(seed_cache, tmp_path, capsys):
     assert main(["--cache-dir", str(seed_cache), "info", "seed", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["documents"] == 38 and info["topics"] >= 2 and "topics" in info["timings"]
+    assert main(["--cache-dir", str(seed_cache), "info", "seed"]) == 0  # the text form too
+    text = capsys.readouterr().out
+    assert "  levels: 0 areas, " in text and "largest leaf" in text and "NPMI" in text
     out = tmp_path / "seed.csv"
     assert main(["--cache-dir", str(seed_cache), "export", "seed", "--out", str(out)]) == 0
     frame = pd.read_csv(out, dtype=str, keep_default_na=False)

@@ -91,8 +91,10 @@ def export_query_encoder(
     }
 
 
-def export_early(model_name: str, *, weights: str, cache_root: Path) -> None:
-    """Export now, silently, unless already there: a build calls this right after its
+def export_early(
+    model_name: str, *, weights: str, cache_root: Path, log: Callable[[str], None]
+) -> None:
+    """Export now unless already there (a skip is kept quietly): a build calls this after its
     embedding, while its process holds the model and little else. The export's tracing,
     protos and check session take ~250 MB above where they start; run last, on top of the
     fitted topics and their tables, that was the build's peak (ICML 2013-2019, cold:
@@ -105,6 +107,7 @@ def export_early(model_name: str, *, weights: str, cache_root: Path) -> None:
         return
     try:
         _check_supported(model_dir(model_name))
+        log("Exporting the query encoder to ONNX (once per model)…")
         _export(model_name, folder, weights)
     except ExportSkipped as exc:
         _SKIPPED[folder] = str(exc)

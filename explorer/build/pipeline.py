@@ -137,7 +137,7 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> artifacts.Ma
         f"Embedding {len(docs)} abstracts with {plan.embedder.model_name} "
         f"({plan.embedder.precision}){ray}",
     ):
-        embedded = stages.embed(plan, docs)
+        embedded = stages.embed(plan, docs, timer.log)
     with timer.stage("neighbors", "Finding nearest neighbours"):
         graph = stages.neighbours(plan, embedded)
     if plan.mode is BuildMode.FULL:

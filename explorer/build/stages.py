@@ -66,9 +66,10 @@ class Topics:
     added: int = 0  # papers assigned to those topics (assign.py)
 
 
-def embed(plan: Plan, docs: list[str]) -> Embedded:
+def embed(plan: Plan, docs: list[str], log: Callable[[str], None]) -> Embedded:
     """Every paper's vector. The Ray engine embeds what the cache lacks on the cluster and
-    writes it there; the vectors are then read from the cache as after a local embedding."""
+    writes it there; the vectors are then read from the cache as after a local embedding.
+    The query encoder is exported here too (`log` says so), before the fit's memory."""
     from explorer.build.embed import embed_texts
 
     on_cluster = 0
@@ -82,11 +83,12 @@ def embed(plan: Plan, docs: list[str]) -> Embedded:
             progress=plan.progress,
         )
     vectors, n_new = embed_texts(docs, plan.embedder, progress=plan.progress)
-    if n_new:  # the model is loaded and the fit not begun: the export's cheapest moment
-        from explorer.build.encoder_export import export_early
+    # Before the fit, whatever was embedded: the export's cheapest moment (a no-op when the
+    # cache already holds it intact).
+    from explorer.build.encoder_export import export_early
 
-        e = plan.embedder  # export_early takes its parts, as export_query_encoder does
-        export_early(e.model_name, weights=e.weights, cache_root=e.cache_root)
+    e = plan.embedder  # export_early takes its parts, as export_query_encoder does
+    export_early(e.model_name, weights=e.weights, cache_root=e.cache_root, log=log)
     return Embedded(vectors=vectors, n_new=n_new + on_cluster)
 
 
