@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bench.common import PAPERLISTS, WORK, explorer_cmd, require_shared, run_child, write_results
+from bench.common import (
+    PAPERLISTS,
+    WORK,
+    explorer_cmd,
+    require_shared,
+    run_child,
+    timed,
+    write_results,
+)
 from explorer.artifacts import OUTLIER_ID
 
 if TYPE_CHECKING:
@@ -46,15 +54,19 @@ HIT_TARGET = 0.6  # issue 29: WWW papers whose author keywords share a word with
 _WORD = re.compile(r"[a-z][a-z0-9-]+")
 
 
-def _build(cache, name: str, inputs: list[str]):
+def build_run(cache, name: str, paths: list[str], *options: str):
+    """`explorer build` of `paths` in a child process, its wall time and peak RSS measured:
+    the run and the child's result (bench/sample_quality.py builds through this too). A
+    failed build ends the benchmark with the end of its stderr."""
     from explorer.artifacts import open_run
 
-    paths = [str(PAPERLISTS / i) for i in inputs]
-    args = explorer_cmd("--cache-dir", str(cache), "build", *paths, "--name", name, "--no-progress")
-    result = run_child(args)
+    args = explorer_cmd(
+        "--cache-dir", str(cache), "build", *paths, "--name", name, "--no-progress", *options
+    )
+    result = run_child(timed(args))
     if result.returncode != 0:
         sys.exit(f"build of {name} failed:\n{result.stderr[-2000:]}")
-    return open_run(cache, name)
+    return open_run(cache, name), result
 
 
 def run_vectors(run, cache) -> tuple[list[str], np.ndarray]:
@@ -243,7 +255,7 @@ def main() -> None:
     results = {}
     for name, inputs in {**CORPORA, "www": WWW}.items():
         print(f"Quality: {name}…", flush=True)
-        run = _build(cache, f"q-{name}", inputs)
+        run, _ = build_run(cache, f"q-{name}", [str(PAPERLISTS / i) for i in inputs])
         docs, vectors = run_vectors(run, cache)
         ours = our_scores(run, vectors)
         stock, topics, model = _stock(docs, vectors)

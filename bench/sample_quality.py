@@ -27,55 +27,35 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 
 import numpy as np
 
-from bench.common import (
-    PAPERLISTS,
-    WORK,
-    explorer_cmd,
-    require_shared,
-    run_child,
-    timed,
-    write_results,
-)
-from bench.quality import leaf_coherence, our_scores, run_vectors
+from bench.common import PAPERLISTS, WORK, require_shared, write_results
+from bench.quality import build_run, leaf_coherence, our_scores, run_vectors
 from explorer.build.sample import SAMPLE_SIZE
 
 SEEDS = (42, 43, 44, 45)
 MEASURES = ("largest_leaf_share", "outlier_share", "silhouette", "leaf_npmi")
+# What each fit keeps of bench/quality.py's scores of a run (leaf_npmi comes from elsewhere).
+SCORED = ("papers", "leaves", "topics", "largest_leaf_share", "outlier_share", "silhouette")
 
 
 def _build(cache, name: str, seed: int, size: int | None) -> dict:
     """One `explorer build` of every paper list, full (size None) or on a sample; its run's
     scores with the build's wall time and peak RSS."""
-    from explorer.artifacts import open_run
-
     sampling = ["--sample-above", "0"] if size is None else [
         "--sample-above", str(size), "--sample-size", str(size)]  # fmt: skip
-    args = explorer_cmd(
-        "--cache-dir", str(cache), "build", str(PAPERLISTS), "--name", name,
-        "--seed", str(seed), "--no-progress", *sampling,
-    )  # fmt: skip
-    result = run_child(timed(args))
-    if result.returncode != 0:
-        sys.exit(f"build of {name} failed:\n{result.stderr[-2000:]}")
-    run = open_run(cache, name)
+    run, result = build_run(cache, name, [str(PAPERLISTS)], "--seed", str(seed), *sampling)
     docs, vectors = run_vectors(run, cache)
     scores = our_scores(run, vectors)
+    # A run already in the cache is reused, not built: its time and memory say nothing.
+    reused = "Up to date" in result.stderr
     return {
         "seed": seed,
         "run_id": run.run_id,
-        "papers": scores["papers"],
-        "leaves": scores["leaves"],
-        "topics": scores["topics"],
-        "largest_leaf_share": scores["largest_leaf_share"],
-        "outlier_share": scores["outlier_share"],
-        "silhouette": scores["silhouette"],
+        **{k: scores[k] for k in SCORED},
         "leaf_npmi": leaf_coherence(run, docs)["mean_npmi"],
-        # A run already in the cache is reused, not built: its time and memory say nothing.
-        "reused": (reused := "Up to date" in result.stderr),
+        "reused": reused,
         "wall_s": None if reused else result.wall_s,
         "peak_rss_mb": None if reused else result.peak_rss_mb,
         "stage_s": run.manifest.timings,

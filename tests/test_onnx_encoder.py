@@ -16,7 +16,7 @@ import pytest
 
 from explorer import artifacts
 from explorer.build import encoder_export
-from explorer.build.embed import DEFAULT_MODEL, load_model
+from explorer.build.embed import DEFAULT_MODEL, Embedder, load_model
 from explorer.errors import ArtifactError, ExplorerError
 from explorer.onnx_encoder import load_onnx_encoder
 from explorer.view import encoder, search
@@ -122,13 +122,12 @@ def test_the_export_is_cached_by_weights(seed_cache, seed_run, tmp_path, monkeyp
     monkeypatch.setattr(encoder_export, "_export", export)
     logs: list[str] = []
     record = encoder_export.export_query_encoder(
-        DEFAULT_MODEL, weights=weights, cache_root=tmp_path, log=logs.append
+        Embedder(DEFAULT_MODEL, weights, "float32", tmp_path), log=logs.append
     )
     assert exported == [] and logs == []  # the second build of the model: nothing exported
     assert record == seed_run.manifest.query_encoder
-    record = encoder_export.export_query_encoder(  # other weights: another folder, a new export
-        DEFAULT_MODEL, weights="0" * 16, cache_root=tmp_path, log=logs.append
-    )
+    other = Embedder(DEFAULT_MODEL, "0" * 16, "float32", tmp_path)  # another folder: exported
+    record = encoder_export.export_query_encoder(other, log=logs.append)
     assert exported == ["sentence-transformers_all-MiniLM-L6-v2-" + "0" * 16]
     assert record == {"format": None, "skipped": "not in this test"}
 
@@ -144,7 +143,7 @@ def test_a_damaged_export_is_redone(seed_cache, seed_run, tmp_path, monkeypatch)
         artifacts.read_encoder_facts(ref)
     weights = seed_run.manifest.config.embedding_weights
     record = encoder_export.export_query_encoder(
-        DEFAULT_MODEL, weights=weights, cache_root=tmp_path, log=lambda m: None
+        Embedder(DEFAULT_MODEL, weights, "float32", tmp_path), log=lambda m: None
     )
     assert record == seed_run.manifest.query_encoder  # the export is deterministic
     assert artifacts.read_encoder_facts(ref)["pooling"] == "mean"
@@ -161,7 +160,7 @@ def test_a_failed_export_leaves_nothing(tmp_path, monkeypatch):
     stale.mkdir()
     with pytest.raises(KeyboardInterrupt):
         encoder_export.export_query_encoder(
-            DEFAULT_MODEL, weights="1" * 16, cache_root=tmp_path, log=lambda m: None
+            Embedder(DEFAULT_MODEL, "1" * 16, "float32", tmp_path), log=lambda m: None
         )
     assert list((tmp_path / "models" / "onnx").iterdir()) == []
 
@@ -183,7 +182,9 @@ def test_an_early_export_skipped_is_reported_once_by_the_encoder_stage(tmp_path,
     its encoder stage says why there is no export, without trying again, and only once."""
     model = _odd_model(tmp_path, ["Transformer", "Pooling"], {"pooling_mode_max_tokens": True})
     early: list[str] = []
-    encoder_export.export_early(str(model), weights="3" * 16, cache_root=tmp_path, log=early.append)
+    encoder_export.export_early(
+        Embedder(str(model), "3" * 16, "float32", tmp_path), log=early.append
+    )
     assert early == []  # nothing exported, nothing said yet
     checked = []
     real_check = encoder_export._check_supported
@@ -193,7 +194,7 @@ def test_an_early_export_skipped_is_reported_once_by_the_encoder_stage(tmp_path,
     logs: list[str] = []
     for _ in range(2):
         record = encoder_export.export_query_encoder(
-            str(model), weights="3" * 16, cache_root=tmp_path, log=logs.append
+            Embedder(str(model), "3" * 16, "float32", tmp_path), log=logs.append
         )
         assert record["format"] is None and "pooling (max)" in record["skipped"]
     assert len(logs) == 2 and len(checked) == 1  # the second call is a new attempt
@@ -211,7 +212,7 @@ def test_a_pipeline_numpy_cannot_finish_is_skipped(tmp_path, modules, pooling, r
     model = _odd_model(tmp_path, modules, pooling)
     logs: list[str] = []
     record = encoder_export.export_query_encoder(
-        str(model), weights="2" * 16, cache_root=tmp_path, log=logs.append
+        Embedder(str(model), "2" * 16, "float32", tmp_path), log=logs.append
     )
     assert record["format"] is None and reason in record["skipped"]
     assert len(logs) == 1 and reason in logs[0]

@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from explorer import artifacts
 from explorer.build.memory import release_freed_memory
 from explorer.onnx_encoder import FEEDS, OnnxEncoder  # the viewer's own code checks it
 from explorer.vectors import POOLING_MODES
+
+if TYPE_CHECKING:
+    from explorer.build.embed import Embedder
 
 # Bump when the export's files or facts change for the same model: older folders are redone.
 # Bump PIPELINE_VERSION with it: a run records its export's facts file by hash.
@@ -64,21 +68,16 @@ class ExportSkipped(Exception):
     """This model cannot be exported faithfully; the message says why."""
 
 
-def export_query_encoder(
-    model_name: str, *, weights: str, cache_root: Path, log: Callable[[str], None]
-) -> dict:
+def export_query_encoder(embedder: Embedder, *, log: Callable[[str], None]) -> dict:
     """The manifest's record of the run's query encoder: the export's folder under the cache
-    with its facts file's size and sha256 (exported now unless already there), or why none."""
-    from explorer.build.embed import model_dir
-
-    name, folder = _where(model_name, weights, cache_root)
+    with its facts file's size and sha256 (exported now unless already there), or why none.
+    The export is of the model and its weights, whatever precision the build embeds in."""
+    name, folder = _where(embedder)
     if not intact(folder):
         try:
             if (reason := _SKIPPED.pop(folder, None)) is not None:  # export_early's verdict
                 raise ExportSkipped(reason)
-            _check_supported(model_dir(model_name))
-            log("Exporting the query encoder to ONNX (once per model)…")
-            _export(model_name, folder, weights)
+            _make(embedder, folder, log)
         except ExportSkipped as exc:
             log(f"  No ONNX query encoder: {exc}. The viewer will use sentence-transformers.")
             return {"format": None, "skipped": str(exc)}
@@ -91,34 +90,38 @@ def export_query_encoder(
     }
 
 
-def export_early(
-    model_name: str, *, weights: str, cache_root: Path, log: Callable[[str], None]
-) -> None:
+def export_early(embedder: Embedder, *, log: Callable[[str], None]) -> None:
     """Export now unless already there (a skip is kept quietly): a build calls this after its
     embedding, while its process holds the model and little else. The export's tracing,
     protos and check session take ~250 MB above where they start; run last, on top of the
     fitted topics and their tables, that was the build's peak (ICML 2013-2019, cold:
     1,322 MB, against 1,134 MB exported after the embedding). The encoder stage then finds
     the folder intact, or reports why there is none without trying again."""
-    from explorer.build.embed import model_dir
-
-    _, folder = _where(model_name, weights, cache_root)
+    _, folder = _where(embedder)
     if intact(folder):
         return
     try:
-        _check_supported(model_dir(model_name))
-        log("Exporting the query encoder to ONNX (once per model)…")
-        _export(model_name, folder, weights)
+        _make(embedder, folder, log)
     except ExportSkipped as exc:
         _SKIPPED[folder] = str(exc)
 
 
-def _where(model_name: str, weights: str, cache_root: Path) -> tuple[str, Path]:
+def _make(embedder: Embedder, folder: Path, log: Callable[[str], None]) -> None:
+    """Check the model can be exported faithfully (else ExportSkipped), say so, export it."""
+    from explorer.build.embed import model_dir
+
+    _check_supported(model_dir(embedder.model_name))
+    log("Exporting the query encoder to ONNX (once per model)…")
+    _export(embedder.model_name, folder, embedder.weights)
+
+
+def _where(embedder: Embedder) -> tuple[str, Path]:
     """The export's folder: as the manifest names it (under the cache), and its path."""
     from explorer.build.embed import model_id
 
-    name = f"{artifacts.ENCODER_ROOT}/{artifacts.model_slug(model_id(model_name), weights)}"
-    return name, Path(cache_root) / name
+    slug = artifacts.model_slug(model_id(embedder.model_name), embedder.weights)
+    name = f"{artifacts.ENCODER_ROOT}/{slug}"
+    return name, Path(embedder.cache_root) / name
 
 
 def intact(folder: Path) -> bool:

@@ -215,13 +215,18 @@ def _precision(config: BuildConfig, cache_dir: Path) -> str:
     return resolve_precision(config.embedding_precision)
 
 
+def package_versions(names: tuple[str, ...]) -> dict[str, str]:
+    """The installed version of each of `names` (those not installed left out)."""
+    versions = {}
+    for name in names:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[name] = metadata.version(name)
+    return versions
+
+
 def code_versions() -> dict[str, object]:
     """What, besides inputs and options, decides a run's output: part of its id."""
-    packages = {}
-    for name in MODEL_PACKAGES:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            packages[name] = metadata.version(name)
-    return {"pipeline_version": PIPELINE_VERSION, "packages": packages}
+    return {"pipeline_version": PIPELINE_VERSION, "packages": package_versions(MODEL_PACKAGES)}
 
 
 def corpus_fingerprint(corpus: Corpus) -> str:

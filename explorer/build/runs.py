@@ -16,14 +16,13 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from explorer import __version__, artifacts
-from explorer.build.plan import MODEL_PACKAGES, BuildMode, Plan
+from explorer.build.plan import MODEL_PACKAGES, BuildMode, Plan, package_versions
 from explorer.errors import ArtifactError, BuildLockedError
 
 if TYPE_CHECKING:  # the stages' result types, for readers
@@ -194,8 +193,9 @@ def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]
 
 
 def _versions() -> dict[str, str]:
-    out = {"python": platform.python_version(), "explorer": __version__}
-    for name in _RECORDED_PACKAGES:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            out[name] = metadata.version(name)
-    return out
+    """What the manifest records as "versions": the interpreter, ours, the packages."""
+    return {
+        "python": platform.python_version(),
+        "explorer": __version__,
+        **package_versions(_RECORDED_PACKAGES),
+    }

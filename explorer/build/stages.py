@@ -18,11 +18,12 @@ import pandas as pd
 
 from explorer import artifacts
 from explorer.build import summaries as S
+from explorer.build.config import BuildConfig
 from explorer.build.keep import Kept
 from explorer.build.levels import Levels
 from explorer.build.plan import Plan
 from explorer.build.projection import KnnGraph
-from explorer.build.topics import Partition, TopicFit
+from explorer.build.topics import Partition, TopicFit, TopicParams
 from explorer.vectors import unit_float16
 
 
@@ -87,8 +88,7 @@ def embed(plan: Plan, docs: list[str], log: Callable[[str], None]) -> Embedded:
     # cache already holds it intact).
     from explorer.build.encoder_export import export_early
 
-    e = plan.embedder  # export_early takes its parts, as export_query_encoder does
-    export_early(e.model_name, weights=e.weights, cache_root=e.cache_root, log=log)
+    export_early(plan.embedder, log=log)
     return Embedded(vectors=vectors, n_new=n_new + on_cluster)
 
 
@@ -101,7 +101,7 @@ def neighbours(plan: Plan, embedded: Embedded) -> KnnGraph:
     )  # fmt: skip
 
 
-def graph_k(params) -> int:
+def graph_k(params: TopicParams) -> int:
     """Neighbours per paper in the shared graph: UMAP's and the similar-papers list's."""
     return max(params.n_neighbors, S.N_SIMILAR + 1)
 
@@ -138,7 +138,9 @@ class SampleFit:
     levels: Levels
 
 
-def fit_rows(vectors: np.ndarray, params, cache_dir: Path, config) -> SampleFit:
+def fit_rows(
+    vectors: np.ndarray, params: TopicParams, cache_dir: Path, config: BuildConfig
+) -> SampleFit:
     """Graph, partition and levels of `vectors` alone, as a build fits its sample: the one
     home of that sequence, which bench/sample_fit.py also fits its full fits and samples by.
     `config` is the BuildConfig (its clusterer and neighbour threshold)."""
@@ -398,10 +400,7 @@ def export_encoder(plan: Plan, log: Callable[[str], None]) -> dict:
     under the cache) as the manifest records it, or why there is none."""
     from explorer.build.encoder_export import export_query_encoder
 
-    embedder = plan.embedder  # export_query_encoder takes its parts (encoder_export.py)
-    return export_query_encoder(
-        embedder.model_name, weights=embedder.weights, cache_root=embedder.cache_root, log=log
-    )
+    return export_query_encoder(plan.embedder, log=log)
 
 
 def write(plan: Plan, directory: Path, summary: Summary, fit: TopicFit, embedded: Embedded) -> None:
