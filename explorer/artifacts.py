@@ -395,7 +395,7 @@ class RunConfig(_Section):
     keep_topics_of: str | None = _omitted()  # --keep-topics: the run whose topics were kept
     sample: dict[str, int] | None = _omitted()  # fitted on a sample: above, size
     clusterer: dict[str, Any] | None = _omitted()  # another clusterer than HDBSCAN: name, params
-    neighbours: str | None = _omitted()  # above EXACT_UP_TO papers: the approximate method
+    neighbours: dict[str, Any] | None = _omitted()  # above EXACT_UP_TO: the approximate method
 
 
 @dataclass(frozen=True, kw_only=True)

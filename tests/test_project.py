@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from explorer.build.projection import knn_graph
 
@@ -130,3 +131,24 @@ def test_the_build_graph_follows_the_configured_threshold(monkeypatch):
     )
     graph = stages.neighbours(plan, stages.Embedded(vectors=x, n_new=0))
     assert calls == [(15, 5)] and graph.indices.shape == (400, 15)
+
+
+@pytest.mark.realbuild
+def test_a_build_above_the_threshold_writes_a_run_that_reads_back(seed_cache, seed_run, tmp_path):
+    """The whole build with the approximate graph (the threshold set below the seed corpus):
+    the manifest records the method and reads back as a complete run (a million-paper build
+    once failed at its very end on this record)."""
+    import shutil
+
+    from explorer import artifacts
+    from explorer.build.pipeline import build
+    from explorer.build.projection import NNDESCENT
+    from tests.conftest import SEED_DIR, build_config
+
+    cache = tmp_path / "cache"
+    shutil.copytree(seed_cache / "embeddings", cache / "embeddings")  # vectors only
+    config = build_config("seed", [SEED_DIR], exact_neighbours_up_to=10)
+    run = build(config, cache_dir=cache, progress=False, log=lambda m: None).run
+    assert run.manifest.config.neighbours == dict(NNDESCENT)
+    assert run.run_id != seed_run.run_id
+    assert artifacts.open_run(cache, "seed").manifest == run.manifest
