@@ -120,7 +120,7 @@ def write_results(name: str, payload: dict) -> Path:
 def real_corpus():
     """The ~23,400 real abstracts of ../shared/data/paperlists and their vectors (row i for
     paper i), from bench/work/sample-fit's embedding cache, shared by every benchmark that
-    needs them (bench/sample_fit.py, bench/scale100k.py, bench/neighbours.py). What the cache
+    needs them (bench/sample_fit.py, bench/scale.py, bench/neighbours.py). What the cache
     lacks is embedded first: ~25 min for all of them on this machine."""
     from explorer.build.embed import Embedder, embed_texts, resolve_precision
     from explorer.build.pipeline import prepare_environment

@@ -1,4 +1,4 @@
-"""Exact against approximate neighbour graphs (issue 31), and the synthetic corpus's checks.
+"""Exact against approximate neighbour graphs (issue 31), on real and synthetic corpora.
 
     python -m bench.neighbours [--sizes 100000,1000000]
 
@@ -14,9 +14,9 @@ other papers (exact) that the approximate graph's first 10 name, averaged over p
    it is the one-thread graph).
 2. **Synthetic**, for each size: the real vectors plus synthetic ones to that size
    (bench/synthetic_corpus.py, seed 42). Where the exact graph is affordable (100,000 here:
-   ~90 s) both once, recall over every paper, and the generator's checks from the exact
-   graph. Above (1,000,000) the approximate graph alone, recall and the generator's checks
-   on 1,000 random papers against brute force.
+   ~90 s) both once, recall over every paper. Above (1,000,000) the approximate graph
+   alone, its recall on 1,000 random papers against brute force. (The generator's own
+   checks are bench/scale.py's.)
 """
 
 from __future__ import annotations
@@ -127,23 +127,18 @@ def brute_force(vectors: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarr
     return np.concatenate(tops), np.concatenate(values)
 
 
-def corpus(real: np.ndarray, papers, n: int, work: Path):
-    """Real vectors plus synthetic ones to `n`, saved for the children; and the recipe."""
+def corpus(real: np.ndarray, papers, n: int, work: Path) -> tuple[Path, np.ndarray]:
+    """Real vectors plus synthetic ones to `n`, saved for the children."""
     from bench import synthetic_corpus as sc
-    from explorer.build.projection import knn_graph
 
-    sentences = np.array([len(sc.split_sentences(p.text)) for p in papers])
-    graph = knn_graph(real, sc.PARTNERS + 1)
-    neighbours = graph.indices[:, 1:]
-    recipe = sc.make_recipe(neighbours, 1 - graph.distances[:, 1], sentences, n - len(real), SEED)
+    vectors, _, _ = sc.corpus(papers, real, n, SEED)
     path = work / f"vectors-{n}.npy"
-    vectors = np.concatenate([real, sc.synthetic_vectors(real, neighbours, recipe)])
     np.save(path, vectors)
-    return path, vectors, recipe
+    return path, vectors
 
 
-def real_part(real: np.ndarray, work: Path) -> tuple[dict, np.ndarray]:
-    """The real corpus's row, and each real paper's nearest-neighbour cosine."""
+def real_part(real: np.ndarray, work: Path) -> dict:
+    """The real corpus's row."""
     path = work / "vectors-real.npy"
     np.save(path, real)
     runs: dict[str, list] = {"exact": [], "approximate": []}
@@ -172,16 +167,11 @@ def real_part(real: np.ndarray, work: Path) -> tuple[dict, np.ndarray]:
         },
     }
     result["approximate_over_exact"] = round(result["approximate_s"] / result["exact_s"], 3)
-    nearest = 1 - np.load(work / "graph-real-exact-0.npz")["distances"][:, 1]
-    return result, nearest
+    return result
 
 
-def synthetic_part(
-    real, papers, real_sim: np.ndarray, n: int, work: Path, *, exact_at_most: int
-) -> dict:
-    from bench import synthetic_corpus as sc
-
-    path, vectors, recipe = corpus(real, papers, n, work)
+def synthetic_part(real, papers, n: int, work: Path, *, exact_at_most: int) -> dict:
+    path, vectors = corpus(real, papers, n, work)
     n_real = len(real)
     result: dict = {"papers": n, "real": n_real, "synthetic": n - n_real}
     approx_stats, approx = measure(path, "approximate", f"{n}-approximate")
@@ -193,11 +183,6 @@ def synthetic_part(
             approx_stats["seconds"] / exact_stats["seconds"], 3
         )
         result["recall_at_10"] = recall(approx["indices"], exact["indices"])
-        nearest, sims = exact["indices"][n_real:, 1], 1 - exact["distances"][n_real:, 1]
-        rows = np.arange(len(recipe))
-        result["generator"] = sc.checks(recipe, rows, nearest, sims, real_sim)
-        among = 1 - exact["distances"][:n_real, 1]
-        _mixed(result["generator"], among, n_real, n)
         return result
     rng = np.random.default_rng(SEED)
     probes = np.sort(rng.choice(n, size=PROBES, replace=False))
@@ -205,23 +190,8 @@ def synthetic_part(
     exact = np.concatenate([probes[:, None], top], axis=1)
     result["recall_at_10"] = recall(approx["indices"][probes], exact)
     result["recall_on"] = f"{PROBES} random papers"
-    synthetic = probes >= n_real
-    rows = probes[synthetic] - n_real
-    result["generator"] = sc.checks(recipe, rows, top[synthetic, 0], sims[synthetic, 0], real_sim)
-    _mixed(result["generator"], sims[~synthetic, 0], n_real, n)
-    result["generator"]["on"] = f"{int(synthetic.sum())} random synthetic papers"
     # The exact graph's time at this size, from 100,000's by its n^2 cost (not measured).
     return result
-
-
-def _mixed(checks: dict, real_among: np.ndarray, n_real: int, n: int) -> None:
-    """How real papers sit among real + synthetic ones. Were synthetic papers drawn as real
-    ones are, a synthetic paper's nearest would be real as often as a random other paper is,
-    and real and synthetic papers would have alike nearest-neighbour cosines."""
-    from bench.synthetic_corpus import quantiles
-
-    checks["nn_similarity"]["real (among real + synthetic)"] = quantiles(real_among)
-    checks["nearest_is_real_if_alike"] = round(n_real / (n - 1), 4)
 
 
 def main() -> None:
@@ -239,7 +209,7 @@ def main() -> None:
 
     real = normalise_rows(vectors).astype(np.float32)
     work = fresh_dir("neighbours")
-    real_result, real_sim = real_part(real, work)
+    real_result = real_part(real, work)
     from explorer.build.projection import EXACT_UP_TO, NNDESCENT
 
     result = {"exact_up_to": EXACT_UP_TO, "nndescent": NNDESCENT, "real": real_result,
@@ -247,7 +217,7 @@ def main() -> None:
     for n in (int(s) for s in args.sizes.split(",") if s):
         print(f"{n:,} papers…", flush=True)
         result["synthetic"][str(n)] = synthetic_part(
-            real, papers, real_sim, n, work, exact_at_most=args.exact_at_most
+            real, papers, n, work, exact_at_most=args.exact_at_most
         )
         write_results("neighbours", result)  # what is measured so far survives a later failure
     write_results("neighbours", result)

@@ -137,7 +137,13 @@ def test_optional_sections_round_trip_as_the_build_writes_them(run_dir, tmp_path
             },
         ),
     )
-    config = replace(m.config, clusterer={"name": "toy", "params": {"k": 3}})
+    from explorer.build.projection import approximate_method
+
+    config = replace(
+        m.config,
+        clusterer={"name": "toy", "params": {"k": 3}},
+        neighbours=approximate_method(2, exact_up_to=1),  # as a plan records it
+    )
     changed = replace(m, counts=counts, config=config, query_encoder={"format": None})
     out = tmp_path / "out"
     out.mkdir()
@@ -146,6 +152,7 @@ def test_optional_sections_round_trip_as_the_build_writes_them(run_dir, tmp_path
     assert raw["counts"]["sample"] == {"fitted": 10, "assigned": 5}
     assert raw["counts"]["stability"]["below_0.5"] == 1  # the file's own key
     assert raw["config"]["clusterer"] == {"name": "toy", "params": {"k": 3}}
+    assert raw["config"]["neighbours"]["method"]
     assert "keep_topics_of" not in raw["config"] and "kept_topics" not in raw["counts"]
     assert artifacts.Manifest.read(out) == changed
 
