@@ -535,13 +535,11 @@ def _scale_row(result: dict) -> str:
         f"outliers {c['outlier_share']:.1%}; stages (s): {stages}; page p50 (s): "
         + (", ".join(f"{k} {v}" for k, v in pages.items()) or "not measured")
     )
-    ok = bool(pages) and max(pages.values()) <= 1.5 and b["peak_rss_mb"] <= 16_000
     full = bool(result.get("full_fit"))
-    label = {(False, True): "11", (True, True): "11c", (False, False): "11b", (True, False): "11d"}[
-        full, result["papers"] <= 100_000
-    ]
+    ok = None if full else bool(pages) and max(pages.values()) <= 1.5 and b["peak_rss_mb"] <= 16_000
+    small = result["papers"] <= 100_000
+    label = ("11c" if small else "11d") if full else ("11" if small else "11b")
     what = "synthetic corpus, every paper fitted" if full else "synthetic corpus"
-    ok = None if full else ok
     return _row(
         f"{label}. {result['papers']:,} papers ({what}): build, peak RSS (≤ 16 GB), every "
         "page's p50 (≤ 1.5 s each)", ours, "", "", ok, result["when"][:10],

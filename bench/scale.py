@@ -44,13 +44,12 @@ from bench.common import (
     real_corpus,
     require_shared,
     run_child,
-    seed_embedding_cache,
     timed,
     write_results,
 )
 from bench.synthetic_corpus import Recipe
 
-CORPUS = "synthetic"
+CORPUS = "synthetic"  # the name bench.synthetic_corpus.write gives the corpus
 SEED = 42
 PROBES = 1_000  # papers whose nearest others are found by brute force for the checks
 
@@ -65,11 +64,7 @@ def prepare(cache: Path | None, n: int) -> tuple[Path | None, str, dict]:
     checks = generator_checks(together, recipe, len(papers))
     if cache is None:
         return None, "", checks
-    columns = ("paper_id", "title", "abstract", "authors", "venue", "year", "status")
-    records = [{c: getattr(p, c) for c in columns} for p in papers]
-    records += sc.synthetic_records(papers, sentences, recipe)
-    del papers, sentences
-    source, precision = seed_embedding_cache(cache, records, together, CORPUS)
+    source, precision = sc.write(cache, papers, sentences, recipe, together)
     return source, precision, checks
 
 

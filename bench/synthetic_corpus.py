@@ -233,14 +233,24 @@ def corpus(
 def prepare(cache: Path, n: int, seed: int = 42) -> tuple[Path, str]:
     """The real papers and synthetic ones to `n` as `<cache>/../synthetic.parquet`, every
     vector in `cache`'s embedding cache; returns the file and the precision to build in."""
-    from bench.common import real_corpus, seed_embedding_cache
+    from bench.common import real_corpus
 
     papers, vectors = real_corpus()
     together, recipe, sentences = corpus(papers, vectors, n, seed)
+    return write(cache, papers, sentences, recipe, together)
+
+
+def write(
+    cache: Path, papers: Sequence, sentences: Sequence[list[str]], recipe: Recipe, vectors
+) -> tuple[Path, str]:
+    """`corpus`'s papers (real, then synthetic) as `<cache>/../synthetic.parquet` and their
+    `vectors` in `cache`'s embedding cache; returns the file and the precision to build in."""
+    from bench.common import seed_embedding_cache
+
     columns = ("paper_id", "title", "abstract", "authors", "venue", "year", "status")
     records = [{c: getattr(p, c) for c in columns} for p in papers]
     records += synthetic_records(papers, sentences, recipe)
-    return seed_embedding_cache(cache, records, together, "synthetic")
+    return seed_embedding_cache(cache, records, vectors, "synthetic")
 
 
 def main() -> None:
