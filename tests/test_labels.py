@@ -10,9 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from explorer.build import labels as labelling
 from explorer.build.label_audit import occurs
-from explorer.build.labels import NO_PHRASES, NodeLabel, candidate_phrases, label_nodes
-from explorer.build.phrases import MAX_WORDS
+from explorer.build.labels import (
+    NO_PHRASES,
+    NodeLabel,
+    candidate_phrases,
+    label_nodes,
+    label_sample,
+)
+from explorer.build.phrases import MAX_WORDS, phrase_table
 
 # area -> (phrase every child of the area shares, {child: its own terms})
 AREAS = {
@@ -252,6 +259,52 @@ def test_children_are_labelled_by_their_own_terms(corpus):
             assert set(corpus[3][child].phrases) <= lowered, child
 
 
+def test_every_document_is_read_up_to_the_sample_size():
+    assert label_sample({"a": np.arange(10)}, {"a": None}, 10, 10, seed=0) is None
+
+
+def test_a_sample_keeps_each_finest_node_in_proportion_and_a_small_one_whole():
+    # Area "A" holds topics "big" (2,000 papers) and "small" (40); 600 sit in no node.
+    members = {"A": np.arange(2040), "big": np.arange(2000), "small": np.arange(2000, 2040)}
+    parent_of = {"A": None, "big": "A", "small": "A"}
+    rows = label_sample(members, parent_of, 2640, 264, seed=3)
+    assert np.all(np.diff(rows) > 0)
+    assert np.isin(members["small"], rows).all()  # below LABEL_FLOOR: whole
+    assert np.isin(rows, members["big"]).sum() == 200  # its tenth
+    assert np.isin(rows, np.arange(2040, 2640)).sum() == 60  # the unassigned's tenth
+    assert np.array_equal(rows, label_sample(members, parent_of, 2640, 264, seed=3))
+    assert not np.array_equal(rows, label_sample(members, parent_of, 2640, 264, seed=4))
+
+
+def test_labels_from_a_sample_name_each_node_by_its_own_terms(corpus, monkeypatch):
+    docs, members, parent_of, _ = corpus
+    monkeypatch.setattr(labelling, "LABEL_FLOOR", 4)
+    sampled = label_nodes(docs, members, parent_of, sample=len(docs) // 2, seed=1)
+    assert set(sampled) == set(members)
+    for area, (shared, children) in AREAS.items():
+        assert sampled[area].phrases[0] == shared
+        for child, terms in children.items():
+            assert sampled[child].phrases
+            assert set(sampled[child].phrases) <= {t.lower() for t in terms}, child
+
+
+def test_a_sampled_node_keeps_its_whole_size_when_siblings_share_a_label():
+    # Sampled, "a" (60 papers) and "b" (400) both keep the floor's 50: the whole sizes, not
+    # the sampled ones (a tie, which the id would break), decide which keeps the label.
+    docs = ["Spin glasses."] * 460
+    members = {"a": np.arange(60), "b": np.arange(60, 460)}
+    parent_of: dict[str, str | None] = {"a": None, "b": None}
+    assert len(label_sample(members, parent_of, 460, 44, seed=0)) == 100
+    labels = label_nodes(docs, members, parent_of, sample=44)
+    assert labels["b"].short == "spin glasses"
+    assert labels["a"].short == "spin glasses (a)"
+
+
+def test_member_indices_outside_the_documents_are_refused_before_sampling():
+    with pytest.raises(ValueError, match="member indices"):
+        label_nodes(["a b"] * 3, {"n": np.array([-1, 0])}, {"n": None}, sample=1)
+
+
 def test_short_and_long_sizes_and_form(corpus):
     for label in corpus[3].values():
         if not label.phrases:
@@ -479,3 +532,26 @@ def test_seed_corpus_labels_have_every_readable_property(seed_run):
     docs, members, parent_of, built = run_hierarchy(papers, nodes)
     assert built == relabel(docs, members, parent_of)  # the build labelled what we check
     assert label_faults(docs, members, parent_of, built) == []
+
+
+@settings(deadline=None)
+@given(
+    st.lists(st.integers(0, 60), unique=True, max_size=30),
+    st.lists(st.integers(0, 60), unique=True, max_size=30),
+)
+def test_sorted_common_is_the_intersection(a, b):
+    a, b = np.array(sorted(a), np.int64), np.array(sorted(b), np.int64)
+    assert np.array_equal(labelling._sorted_common(a, b), np.intersect1d(a, b))
+
+
+def test_one_term_in_two_inflections_shares_a_form_and_columns_run_by_length():
+    docs = ["markov decision process", "markov decision processes", "markov decision model"]
+    table = phrase_table(docs)
+    end = table.columns_up_to(2)
+    assert np.all(table.length[:end] <= 2) and np.all(table.length[end:] > 2)
+    col = {table.text(c): c for c in range(table.x.shape[1])}
+    forms = labelling._forms(table, np.flatnonzero(table.length >= 2))
+    assert forms[col["markov decision process"]] == forms[col["markov decision processes"]]
+    assert forms[col["markov decision process"]] != forms[col["markov decision model"]]
+    assert forms[col["markov decision"]] != forms[col["markov decision process"]]
+    assert forms[col["markov"]] == -1

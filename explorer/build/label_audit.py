@@ -99,7 +99,8 @@ def run_hierarchy(
     papers: pd.DataFrame, nodes: pd.DataFrame
 ) -> tuple[list[str], dict[str, np.ndarray], dict[str, str | None], dict[str, NodeLabel]]:
     """A built run's abstracts, node members, parents and labels, as `label_faults` and
-    `labels.label_nodes` take them."""
+    `labels.label_nodes` take them (a run above `labels.LABEL_SAMPLE` papers was labelled
+    from a sample drawn with the build's seed: pass `seed=` to label it again alike)."""
     column = {"area": "area_id", "topic": "topic_id", "subtopic": "subtopic_id"}
     ids = {level: papers[c].astype(str).to_numpy() for level, c in column.items()}
     members = {n.node_id: np.flatnonzero(ids[n.level] == n.node_id) for n in nodes.itertuples()}

@@ -31,7 +31,7 @@ from explorer.build import terms
 from explorer.build.background import specificity
 from explorer.build.phrases import Phrases, candidate_phrases, phrase_table, superphrases
 
-__all__ = ["NO_PHRASES", "NodeLabel", "candidate_phrases", "label_nodes"]
+__all__ = ["NO_PHRASES", "NodeLabel", "candidate_phrases", "label_nodes", "label_sample"]
 
 LONG_PHRASES = 8
 # The map shows a second phrase only when it is nearly as characteristic as the first.
@@ -54,6 +54,13 @@ JOINT_SHARE = 0.5
 # A parent keeps a child's short label only when that child holds this share of its papers.
 ESSENTIAL_SHARE = 0.8
 NO_PHRASES = "(no phrases)"
+# Above this many documents labels are read from a sample of about this many (stratified by
+# each document's finest node): the phrase table of a million abstracts would not fit in
+# memory, and shares of a phrase among a node's papers are as well estimated from a tenth.
+LABEL_SAMPLE = 100_000
+# In a sample, every finest node keeps at least this many documents (all of a smaller one),
+# so a small subtopic is still labelled from enough abstracts.
+LABEL_FLOOR = 50
 
 
 @dataclass(frozen=True)
@@ -65,14 +72,21 @@ class NodeLabel:
     phrases: tuple[str, ...]  # the chosen phrases, best first (at most LONG_PHRASES)
 
 
+def _check_members(members: Mapping[str, np.ndarray], n_docs: int) -> None:
+    """Refuse member indices outside the documents (numpy would wrap a negative one)."""
+    for rows in members.values():
+        rows = np.asarray(rows)
+        if rows.size and (rows.min() < 0 or rows.max() >= n_docs):
+            raise ValueError(f"member indices must lie in [0, {n_docs})")
+
+
 def membership_matrix(
     nodes: list[str], members: Mapping[str, np.ndarray], n_docs: int
 ) -> csr_matrix:
     """Node x document indicator; a document may sit in several nodes (one per level)."""
+    _check_members(members, n_docs)
     rows = [np.unique(np.asarray(members[n], dtype=np.int64)) for n in nodes]
     cols = np.concatenate([np.zeros(0, np.int64), *rows])
-    if cols.size and (cols.min() < 0 or cols.max() >= n_docs):
-        raise ValueError(f"member indices must lie in [0, {n_docs})")
     indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])])
     data = np.ones(cols.size, dtype=np.int32)
     return csr_matrix((data, cols, indptr), shape=(len(nodes), n_docs))
@@ -168,15 +182,49 @@ def _coverage(
     return out
 
 
+def _forms(table: Phrases, columns: np.ndarray) -> np.ndarray:
+    """Per column, an id that `columns` share exactly when their words are one term's up to
+    inflection ("markov decision process" and "markov decision processes"), -1 for columns
+    outside `columns`: the whole-term search adds up such phrases' counts, and numbering
+    them once here spares it reading every candidate's words back per node."""
+    singular: dict[str, int] = {}
+    word_form = np.fromiter(
+        (singular.setdefault(terms.singular(w), len(singular)) for w in table.vocabulary),
+        np.int64,
+        len(table.vocabulary),
+    )
+    pad = len(singular)  # no word: a shorter phrase's missing tail
+    start, length = table.start[columns], table.length[columns]
+    ids = np.zeros(len(columns), np.int64)
+    for k in range(int(length.max(initial=0))):
+        here = length > k
+        code = np.where(here, word_form[table.codes[np.where(here, start + k, 0)]], pad)
+        ids = np.unique(ids * (pad + 1) + code, return_inverse=True)[1].ravel()
+    forms = np.full(table.x.shape[1], -1, np.int64)
+    forms[columns] = ids
+    return forms
+
+
 class _Terms:
     """What one node's papers say about longer terms holding its phrases."""
 
-    def __init__(self, table: Phrases, df: csr_matrix, row: int, links, col_of: dict):
-        self.table, self.df, self.row, self.links, self.col_of = table, df, row, links, col_of
+    def __init__(
+        self,
+        table: Phrases,
+        df: csr_matrix,
+        row: int,
+        links: tuple[np.ndarray, np.ndarray],
+        forms: np.ndarray,
+        col_of: dict,
+    ):
+        self.table, self.df, self.row, self.links = table, df, row, links
+        self.forms, self.col_of = forms, col_of
 
-    def _supers(self, col: int) -> np.ndarray:
+    def _supers(self, col: int, end: int | None = None) -> np.ndarray:
+        """The candidates holding column `col` (sorted), those below column `end` if given."""
         indptr, indices = self.links
-        return indices[indptr[col] : indptr[col + 1]]
+        supers = indices[indptr[col] : indptr[col + 1]]
+        return supers if end is None else supers[: np.searchsorted(supers, end)]
 
     def _usable(
         self, cols: np.ndarray, need: float, within: str
@@ -187,19 +235,11 @@ class _Terms:
         own = _row_values(self.df, self.row, cols)
         keep = own >= 2
         cols, own = cols[keep], own[keep]
-        keys = [" ".join(terms.singular(w) for w in self.table.text(c).split()) for c in cols]
-        total: defaultdict[str, float] = defaultdict(float)
-        for key, n in zip(keys, own, strict=True):
-            total[key] += n
-        group = np.array([total[k] for k in keys])
+        _, form = np.unique(self.forms[cols], return_inverse=True)
+        group = np.bincount(form.ravel(), weights=own)[form.ravel()]
         old = set(terms.content_words(within))
-        fine = np.array(
-            [
-                g >= need and adds_meaning(self.table.text(c), old)
-                for c, g in zip(cols, group, strict=True)
-            ],
-            dtype=bool,
-        )
+        fine = np.flatnonzero(group >= need)
+        fine = fine[np.array([adds_meaning(self.table.text(c), old) for c in cols[fine]], bool)]
         return cols[fine], group[fine], own[fine]
 
     def _count(self, col: int) -> float:
@@ -250,9 +290,9 @@ class _Terms:
         if ca is None or cb is None:
             return None
         words = set(terms.content_words(a)) | set(terms.content_words(b))
-        fit = self._supers(ca)
-        fit = fit[self.table.length[fit] <= len(a.split()) + len(b.split()) + 1]
-        both = np.intersect1d(fit, self._supers(cb))
+        # Columns run by phrase length, so the short enough supersets are a prefix of each.
+        end = self.table.columns_up_to(len(a.split()) + len(b.split()) + 1)
+        both = _sorted_common(self._supers(ca, end), self._supers(cb, end))
         texts = [self.table.text(c) for c in both]
         same = np.array([set(terms.content_words(t)) == words for t in texts], dtype=bool)
         # Joined by a stop word ("method of multipliers"), most of the rarer one's papers
@@ -267,6 +307,18 @@ class _Terms:
             return None
         best = int(cols[np.lexsort((cols, self.table.length[cols], -counts))[0]])
         return self.whole(self._text(best))
+
+
+def _sorted_common(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The values of `a` also in `b`, both sorted (repeats kept): the shorter looked up in the
+    longer, so a common word's hundred thousand supersets are never sorted again
+    (np.intersect1d would)."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return a
+    at = np.minimum(np.searchsorted(b, a), len(b) - 1)
+    return a[b[at] == a]
 
 
 def adds_meaning(phrase: str, old: set[str]) -> bool:
@@ -386,12 +438,53 @@ def _distinct(
     return labels
 
 
+def label_sample(
+    members: Mapping[str, np.ndarray],
+    parent_of: Mapping[str, str | None],
+    n_docs: int,
+    size: int,
+    seed: int,
+) -> np.ndarray | None:
+    """Sorted indices of about `size` of `n_docs` documents for labelling, or None when all
+    fit: each finest node (the deepest holding a document; documents in none form one more
+    stratum) keeps its share of them, at least LABEL_FLOOR (all of a smaller node), drawn at
+    random with `seed`, so every node's phrase shares are estimated from its own papers."""
+    if n_docs <= size:
+        return None
+
+    def depth(node: str) -> int:
+        parent = parent_of.get(node)
+        return 0 if parent is None or parent not in parent_of else 1 + depth(parent)
+
+    stratum = np.full(n_docs, -1, np.int64)
+    for i, node in enumerate(sorted(members, key=lambda n: (depth(n), n))):
+        stratum[np.asarray(members[node], dtype=np.int64)] = i  # deeper nodes come later
+    order = np.argsort(stratum, kind="stable")
+    cuts = np.flatnonzero(np.diff(stratum[order])) + 1
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for rows in np.split(order, cuts):
+        take = max(round(size / n_docs * len(rows)), min(len(rows), LABEL_FLOOR))
+        chosen.append(rng.choice(rows, size=take, replace=False))
+    return np.sort(np.concatenate(chosen))
+
+
 def label_nodes(
     docs: Sequence[str],
     members: Mapping[str, np.ndarray],
     parent_of: Mapping[str, str | None],
+    *,
+    sample: int = LABEL_SAMPLE,
+    seed: int = 0,
 ) -> dict[str, NodeLabel]:
-    """A short and a long phrase label for every node, ranked against its siblings."""
+    """A short and a long phrase label for every node, ranked against its siblings; above
+    `sample` documents, from `label_sample`'s documents (sizes stay the whole nodes')."""
+    _check_members(members, len(docs))
+    whole_size = {n: len(np.unique(m)) for n, m in members.items()}
+    kept = label_sample(members, parent_of, len(docs), sample, seed)
+    if kept is not None:
+        docs = [docs[i] for i in kept]
+        members = {n: np.searchsorted(kept, np.intersect1d(m, kept)) for n, m in members.items()}
     nodes = list(members)
     table = phrase_table(docs)
     membership = membership_matrix(nodes, members, len(docs))
@@ -417,12 +510,12 @@ def label_nodes(
     rows, position, scores = rows[order], position[order], scores[order]
     bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
     links = superphrases(table, corpus_df >= 2)
+    forms = _forms(table, np.flatnonzero((corpus_df >= 2) & (table.length >= 2)))
     col_of = dict(zip(texts.tolist(), used.tolist(), strict=True))
     labels: dict[str, NodeLabel] = {}
     for i, node in enumerate(nodes):
         span = range(bounds[i], bounds[i + 1])
-        context = _Terms(table, df, i, links, col_of)
+        context = _Terms(table, df, i, links, forms, col_of)
         # Lazy: the walk stops after LONG_PHRASES picks, long before a big node's candidates end.
         labels[node] = _select(((texts[position[k]], float(scores[k])) for k in span), context)
-    size = {n: int(s) for n, s in zip(nodes, sizes, strict=True)}
-    return _distinct(labels, parent_of, size)
+    return _distinct(labels, parent_of, whole_size)

@@ -60,7 +60,8 @@ class Phrases:
     """Every document's candidate phrases, kept as word codes rather than millions of strings.
 
     `x` is the binary document x phrase matrix; column j is the phrase of `length[j]` words
-    that starts at position `start[j]` of the corpus-wide token `codes`.
+    that starts at position `start[j]` of the corpus-wide token `codes`; `length` never
+    decreases along the columns.
     """
 
     x: csr_matrix
@@ -72,6 +73,12 @@ class Phrases:
     # occurrences and each one's column.
     starts: tuple[np.ndarray, ...] = ()
     columns: tuple[np.ndarray, ...] = ()
+
+    def columns_up_to(self, words: int) -> int:
+        """The first column of a phrase longer than `words`: columns run by length (all
+        1-word phrases, then 2-word ones...), so the phrases of up to `words` words are the
+        columns below it."""
+        return int(np.searchsorted(self.length, words, side="right"))
 
     def text(self, column: int) -> str:
         """A phrase's words, read back from its first occurrence."""

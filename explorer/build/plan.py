@@ -53,7 +53,9 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #      group; the vocabulary gains `background_share`; top words leave boilerplate out
 #      instead of weighting by specificity
 #  11: labels: an abbreviation of a term with a hyphenated word is one term with it ("nmf")
-PIPELINE_VERSION = 11
+#  12: labels of a corpus above 100,000 papers read from a stratified sample of about that
+#      many (labels.LABEL_SAMPLE)
+PIPELINE_VERSION = 12
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

@@ -359,7 +359,7 @@ def _levels_and_labels(
             clusterer=plan.config.clusterer,
         )
     members, parent_of = S.node_members(labels, levels)
-    phrase = label_nodes(papers["abstract"].tolist(), members, parent_of)
+    phrase = label_nodes(papers["abstract"].tolist(), members, parent_of, seed=plan.params.seed)
     return S.node_table(members, parent_of, phrase, levels, coords), levels
 
 
