@@ -210,6 +210,22 @@ def test_sampling_applies_only_above_the_threshold():
     assert not applies(60_000, 50_000, 70_000)  # a sample as large as the corpus
 
 
+def test_a_sample_fit_looks_for_the_corpus_grain_but_never_below_its_floor():
+    from explorer.build.sample import SAMPLE_MIN_TOPIC_SHARE, sample_params
+
+    def smallest(n_papers: int, size: int, given: int | None = None) -> int:
+        return sample_params(n_papers, size, min_topic_size=given, seed=0).min_topic_size
+
+    floor = round(SAMPLE_MIN_TOPIC_SHARE * 20_000)
+    assert floor >= 5
+    # A million papers' grain (40) scaled to 20,000 is 0.8: HDBSCAN's noise.
+    assert smallest(1_000_000, 20_000) == floor
+    # Above the floor the scaled grain stands (40 papers in 60,000: 13 in 20,000).
+    assert smallest(60_000, 20_000) == 13
+    assert smallest(38, 25) == 2  # a tiny sample keeps HDBSCAN's least
+    assert smallest(1_000_000, 20_000, given=100) == 2  # what the user asked, scaled
+
+
 def test_parallel_assignment_gives_the_one_process_answer(monkeypatch):
     unit, labels, coords = blobs()
     subs = np.where(labels == 0, "0.0", "").astype(object)

@@ -55,7 +55,9 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #  11: labels: an abbreviation of a term with a hyphenated word is one term with it ("nmf")
 #  12: labels of a corpus above 100,000 papers read from a stratified sample of about that
 #      many (labels.LABEL_SAMPLE)
-PIPELINE_VERSION = 12
+#  13: a sample fit's default smallest topic at least 0.04% of the sample; per-paper topic
+#      mixes scored in blocks of papers
+PIPELINE_VERSION = 13
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

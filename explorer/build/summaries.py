@@ -25,6 +25,9 @@ TOP_TOPICS_PER_DOC = 5
 # Softmax temperature for cosine similarities to topic centroids: cosines of
 # related abstracts differ by a few hundredths, so a low temperature separates them.
 DISTRIBUTION_TEMPERATURE = 0.05
+# Papers scored against every topic at once: a million papers by a thousand topics would
+# need ~20 GB of scores and ranks held together.
+DISTRIBUTION_BLOCK = 50_000
 # Class columns keyword and topic statistics are broken down by.
 DIMENSIONS = ("year", "status", "track", "venue")
 MAX_VOCABULARY = 30_000
@@ -52,28 +55,33 @@ def topic_centroids(
 def doc_topic_distribution(
     embeddings: np.ndarray, labels: np.ndarray, centroids: np.ndarray, topic_ids: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Each paper's top topics by softmaxed centroid similarity; also the assigned topic's share."""
-    sims = normalise_rows(embeddings) @ centroids.T
-    logits = (sims - sims.max(axis=1, keepdims=True)) / DISTRIBUTION_TEMPERATURE
-    weights = np.exp(logits)
-    weights /= weights.sum(axis=1, keepdims=True)
+    """Each paper's top topics by softmaxed centroid similarity; also the assigned topic's
+    share. Scored DISTRIBUTION_BLOCK papers at a time, so memory stays bounded at millions."""
     k = min(TOP_TOPICS_PER_DOC, len(topic_ids))
-    top = np.argsort(-weights, axis=1, kind="stable")[:, :k]
-    rows = np.repeat(np.arange(len(labels)), k)
+    column = {t: i for i, t in enumerate(topic_ids)}
+    own = np.array([-1 if t == OUTLIER else column[t] for t in labels], dtype=np.int64)
+    tops, scores, assigned = [], [], []
+    for a in range(0, len(labels), DISTRIBUTION_BLOCK):
+        sims = normalise_rows(embeddings[a : a + DISTRIBUTION_BLOCK]) @ centroids.T
+        logits = (sims - sims.max(axis=1, keepdims=True)) / DISTRIBUTION_TEMPERATURE
+        weights = np.exp(logits)
+        weights /= weights.sum(axis=1, keepdims=True)
+        top = np.argsort(-weights, axis=1, kind="stable")[:, :k]
+        tops.append(top)
+        scores.append(np.take_along_axis(weights, top, axis=1).astype(np.float32))
+        mine = own[a : a + DISTRIBUTION_BLOCK]
+        share = weights[np.arange(len(mine)), np.maximum(mine, 0)]
+        assigned.append(np.where(mine >= 0, share, 0.0).astype(np.float32))
+    top = np.concatenate(tops) if tops else np.zeros((0, k), np.int64)
     table = pd.DataFrame(
         {
-            "doc": rows,
+            "doc": np.repeat(np.arange(len(labels)), k),
             "rank": np.tile(np.arange(1, k + 1), len(labels)),
             "topic_id": topic_ids[top].ravel(),
-            "score": weights[rows, top.ravel()].astype(np.float32),
+            "score": np.concatenate(scores).ravel() if scores else np.zeros(0, np.float32),
         }
     )
-    column = {t: i for i, t in enumerate(topic_ids)}
-    assigned = np.array(
-        [weights[i, column[t]] if t != OUTLIER else 0.0 for i, t in enumerate(labels)],
-        dtype=np.float32,
-    )
-    return table, assigned
+    return table, np.concatenate(assigned) if assigned else np.zeros(0, np.float32)
 
 
 def similar_papers(graph: KnnGraph, paper_ids: list[str]) -> pd.DataFrame:
