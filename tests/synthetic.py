@@ -141,7 +141,7 @@ def write_synthetic_run(
         "topics": topics.assign(**as_text),
         "doc_topics": doc_topics.assign(**as_text),
         "neighbors": neighbors,
-        "hierarchy": summarise.hierarchy_table(None, [], 1),
+        "hierarchy": summarise.hierarchy_table(None, 0, 1),
         "keywords": summarise.keyword_stats(matrix, vocabulary, papers),
         "vocab": vocab,
         "nodes": nodes,

@@ -57,7 +57,10 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #      many (labels.LABEL_SAMPLE)
 #  13: a sample fit's default smallest topic at least 0.04% of the sample; per-paper topic
 #      mixes scored in blocks of papers
-PIPELINE_VERSION = 13
+#  14: BERTopic's keywords and merge tree from each paper's words counted once (every term
+#      at least min_df papers use, where it was min_df topics; no punctuation stripped
+#      first), not from each topic's abstracts joined and analysed again
+PIPELINE_VERSION = 14
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,9 @@ from explorer.build.plan import Plan
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import Partition, TopicFit, TopicParams
 from explorer.vectors import unit_float16
+
+if TYPE_CHECKING:
+    from explorer.build.counts import PaperTerms
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,7 @@ def summarise(
     centroids = S.topic_centroids(vectors, labels, topic_ids)
     doc_topics, assigned = S.doc_topic_distribution(vectors, labels, centroids, topic_ids)
     doc_topics.insert(0, "paper_id", np.asarray(ids, dtype=object)[doc_topics.pop("doc")])
-    hierarchy = S.hierarchy_table(fit.model, docs, len(topic_ids), progress=plan.progress)
+    hierarchy = S.hierarchy_table(fit.model, len(docs), len(topic_ids), progress=plan.progress)
     similarity = (centroids @ centroids.T).astype(np.float32)
     table = S.topic_table(
         fit,
@@ -287,7 +291,7 @@ def summarise(
     papers["topic_label"] = [label_of[t] for t in labels]
     papers["probability"] = assigned
     papers["x"], papers["y"] = coords[:, 0], coords[:, 1]
-    matrix, vocabulary, vocab, nodes = _terms_and_coherence(plan, docs, labels, levels, nodes)
+    matrix, vocabulary, vocab, nodes = _terms_and_coherence(fit.terms, labels, levels, nodes)
     coherence = dict(zip(nodes["node_id"], nodes["coherence"], strict=True))
     table["coherence"] = [coherence.get(str(t), np.nan) for t in table["topic_id"]]
     tables = {
@@ -310,13 +314,14 @@ def summarise(
 
 
 def _terms_and_coherence(
-    plan: Plan, docs: list[str], labels: np.ndarray, levels: Levels, nodes: pd.DataFrame
+    terms: PaperTerms, labels: np.ndarray, levels: Levels, nodes: pd.DataFrame
 ) -> tuple[object, np.ndarray, pd.DataFrame, pd.DataFrame]:
-    """The papers x vocabulary counts, the vocabulary, its table, and the nodes with their
-    top words and NPMI coherence."""
+    """Which papers use which of the most widespread terms (from the topic fit's counts),
+    the vocabulary, its table, and the nodes with their top words and NPMI coherence."""
     from explorer.build.coherence import with_coherence
 
-    matrix, vocabulary = S.document_terms(docs, min_df=plan.params.min_df)
+    widest = terms.widest()
+    matrix, vocabulary = widest.presence(), widest.vocabulary
     vocab = S.vocabulary_table(matrix, vocabulary)
     members, _ = S.node_members(labels, levels)
     weights = vocab["specificity"].to_numpy()

@@ -15,7 +15,7 @@ from explorer import artifacts
 from explorer.artifacts import OUTLIER_LABEL, id_order
 from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
-from explorer.build.topics import OUTLIER, TopicFit, make_vectorizer
+from explorer.build.topics import OUTLIER, TopicFit
 from explorer.vectors import centroids as unit_centroids
 from explorer.vectors import normalise_rows
 
@@ -30,7 +30,6 @@ DISTRIBUTION_TEMPERATURE = 0.05
 DISTRIBUTION_BLOCK = 50_000
 # Class columns keyword and topic statistics are broken down by.
 DIMENSIONS = ("year", "status", "track", "venue")
-MAX_VOCABULARY = 30_000
 
 
 def topic_label(words: list[str], n: int = 3) -> str:
@@ -135,15 +134,17 @@ def classical_mds(similarity: np.ndarray) -> np.ndarray:
     return coords * np.where(signs == 0, 1, signs)
 
 
-def hierarchy_table(
-    model, docs: list[str], n_topics: int, *, progress: bool = True
-) -> pd.DataFrame:
-    """BERTopic's agglomerative merge tree: one row per merge, leaves are topic ids."""
+def hierarchy_table(model, n_papers: int, n_topics: int, *, progress: bool = True) -> pd.DataFrame:
+    """BERTopic's agglomerative merge tree: one row per merge, leaves are topic ids. The
+    model was fitted on `counts.paper_keys` (its vectorizer sums the papers' counts), and
+    is handed the same keys here."""
     columns = ["parent_id", "parent_label", "child_left_id", "child_right_id", "distance", "topics"]
     if n_topics < 2:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
     # hierarchical_topics re-runs the representation model for every merge (KeyBERT +
     # MMR: ~1.4 s each); parent labels from plain c-TF-IDF are good enough and ~50x faster.
+    from explorer.build.counts import paper_keys
+
     representation, model.representation_model = model.representation_model, None
     # BERTopic draws a progress bar here whatever its `verbose`; --no-progress means quiet.
     import bertopic._bertopic as impl
@@ -152,7 +153,7 @@ def hierarchy_table(
     if not progress:
         impl.tqdm = functools.partial(bar, disable=True)
     try:
-        raw = model.hierarchical_topics(docs)
+        raw = model.hierarchical_topics(paper_keys(n_papers))
     finally:
         model.representation_model = representation
         impl.tqdm = bar
@@ -286,18 +287,12 @@ def direct_parents(hierarchy: pd.DataFrame) -> dict[int, int]:
 
 def document_terms(docs: list[str], *, min_df: int):
     """Binary doc-term matrix (CSR) and its vocabulary, with the topic model's tokenisation
-    (over the documents' prose: links and math cut out, as for labels)."""
-    vectorizer = make_vectorizer(
-        min_df=min_df, binary=True, max_features=MAX_VOCABULARY, dtype=np.int32
-    )
-    try:
-        matrix = vectorizer.fit_transform(docs).tocsr()
-    except ValueError:  # every term pruned: an empty vocabulary is a valid answer
-        from scipy.sparse import csr_matrix
+    (over the documents' prose: links and math cut out, as for labels). A build reads the
+    same from its topic fit (`TopicFit.terms`) instead of counting again."""
+    from explorer.build.counts import count_terms
 
-        return csr_matrix((len(docs), 0), dtype=np.int32), np.array([], dtype=object)
-    matrix.sort_indices()
-    return matrix, vectorizer.get_feature_names_out()
+    terms = count_terms(docs, min_df=min_df).widest()
+    return terms.presence(), terms.vocabulary
 
 
 def keyword_stats(matrix, vocabulary: np.ndarray, papers: pd.DataFrame) -> pd.DataFrame:

@@ -8,7 +8,9 @@ does what it is best at: c-TF-IDF and keyword representations.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,22 +22,11 @@ from explorer.errors import InputError
 from explorer.vectors import centroids as unit_centroids
 from explorer.vectors import normalise_rows
 
+if TYPE_CHECKING:
+    from explorer.build.counts import PaperTerms
+
 MIN_DOCUMENTS = 10
 DEFAULT_SEED = 42
-
-
-def make_vectorizer(*, min_df: int, **overrides):  # -> sklearn CountVectorizer
-    """A CountVectorizer with the project's tokenisation, shared by the topic model's
-    c-TF-IDF and the keyword statistics, so a keyword in a topic is a term the Trends page
-    can count: `phrases.keyword_terms` (words and adjacent pairs of the prose, a hyphenated
-    word whole, as in the label phrases and the venue background: "state-of-the-art" stays
-    one boilerplate term instead of leaving "state art").
-    """
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    from explorer.build.phrases import keyword_terms
-
-    return CountVectorizer(min_df=min_df, analyzer=keyword_terms, **overrides)
 
 
 @dataclass(frozen=True)
@@ -117,16 +108,14 @@ def assign_outliers(
     return out, threshold
 
 
-def _cached_embedder(embedder: Embedder):
-    """A BERTopic embedder that goes through our cache (keyword candidates repeat across fits)."""
-    from bertopic.backend import BaseEmbedder
+def _word_embedder(embedder: Embedder) -> Callable[[list[str]], np.ndarray]:
+    """Candidate keywords embedded through our cache (they repeat across fits)."""
 
-    class CachedEmbedder(BaseEmbedder):
-        def embed(self, documents, verbose: bool = False) -> np.ndarray:
-            vectors, _ = embed_texts(list(documents), embedder, progress=False)
-            return vectors
+    def embed(words: list[str]) -> np.ndarray:
+        vectors, _ = embed_texts(words, embedder, progress=False)
+        return vectors
 
-    return CachedEmbedder()
+    return embed
 
 
 class _Precomputed:
@@ -183,6 +172,7 @@ class TopicFit:
     clustered: int  # documents HDBSCAN placed in a topic before outlier assignment
     outlier_threshold: float  # cosine similarity a noise abstract needed to join a topic
     reduced: np.ndarray
+    terms: PaperTerms  # every paper's term counts; the model's c-TF-IDF sums them by topic
 
 
 def represent(
@@ -194,20 +184,29 @@ def represent(
     embedder: Embedder,
 ) -> TopicFit:
     """BERTopic's keyword representation of a finished partition. BERTopic numbers the
-    topics by size (ties as it breaks them): the fit's labels are its `topics_`."""
+    topics by size (ties as it breaks them): the fit's labels are its `topics_`.
+
+    BERTopic sees paper numbers, not texts (explorer.build.counts): each paper's words are
+    counted once here, and its c-TF-IDF adds those counts up per topic."""
     from bertopic import BERTopic
     from bertopic.cluster import BaseCluster
     from bertopic.representation import KeyBERTInspired, MaximalMarginalRelevance
     from bertopic.vectorizers import ClassTfidfTransformer
 
+    from explorer.build.counts import PaperCounts, count_terms, paper_embedder, paper_keys
+    from explorer.build.phrases import keyword_terms
+
+    terms = count_terms(docs, min_df=params.min_df)
     model = BERTopic(
-        embedding_model=_cached_embedder(embedder),
+        embedding_model=paper_embedder(embeddings, _word_embedder(embedder)),
         umap_model=_Precomputed(part.reduced),
         hdbscan_model=BaseCluster(),
-        vectorizer_model=make_vectorizer(min_df=params.min_df),
+        vectorizer_model=PaperCounts(min_df=params.min_df, analyzer=keyword_terms).attach(terms),
         ctfidf_model=ClassTfidfTransformer(reduce_frequent_words=True),
         # KeyBERT-style phrases read better than raw c-TF-IDF terms; MMR keeps the ten
-        # keywords from being near-synonyms of each other.
+        # keywords from being near-synonyms of each other. Keep it a list: BERTopic hands a
+        # lone KeyBERTInspired the papers' embeddings indexed wrongly; in a list it asks the
+        # embedder, which looks the papers' own vectors up (counts.paper_embedder).
         representation_model=[
             KeyBERTInspired(top_n_words=30, random_state=params.seed),
             MaximalMarginalRelevance(diversity=0.3, top_n_words=10),
@@ -215,11 +214,16 @@ def represent(
         top_n_words=10,
         calculate_probabilities=False,
     )
-    model.fit_transform(docs, embeddings, y=part.labels)
+    model.fit_transform(paper_keys(len(docs)), embeddings, y=part.labels)
+    model.representative_docs_ = {
+        topic: [docs[int(key)] for key in keys]
+        for topic, keys in (model.representative_docs_ or {}).items()
+    }
     return TopicFit(
         model=model,
         labels=np.asarray(model.topics_, dtype=np.int64),
         clustered=part.clustered,
         outlier_threshold=part.threshold,
         reduced=part.reduced,
+        terms=terms,
     )
