@@ -46,7 +46,7 @@ def _reference(docs: list[str], min_df: int, max_terms: int) -> dict[str, list[i
     st.integers(1, 20),
 )
 def test_counting_in_blocks_equals_counting_at_once(docs, block, min_df, max_terms):
-    terms = C.count_terms(docs, min_df=min_df, max_terms=max_terms, block=block)
+    terms = C.count_terms(docs, min_df=min_df, block=block).widest(max_terms)
     want = _reference(docs, min_df, max_terms)
     assert list(terms.vocabulary) == list(want)
     assert terms.counts.shape == (len(docs), len(want))
@@ -62,22 +62,10 @@ def test_min_df_counts_papers_across_blocks_and_the_cap_breaks_ties_by_name():
     # graph in 3 papers; proof and kernel in 2 each, proof met first: the cap of 2 keeps
     # graph and kernel (by name), not graph and proof (by order met).
     docs = ["graph proof.", "graph kernel.", "graph bandit.", "kernel proof.", "policy."]
-    assert list(C.count_terms(docs, min_df=1, max_terms=2, block=1).vocabulary) == [
+    assert list(C.count_terms(docs, min_df=1, block=1).widest(2).vocabulary) == [
         "graph",
         "kernel",
     ]
-
-
-@settings(max_examples=30, deadline=None)
-@given(
-    st.lists(st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join), min_size=1, max_size=10),
-    st.integers(1, 12),
-)
-def test_the_widest_terms_are_the_capped_count(docs, limit):
-    widest = C.count_terms(docs, min_df=1).widest(limit)
-    capped = C.count_terms(docs, min_df=1, max_terms=limit)
-    assert list(widest.vocabulary) == list(capped.vocabulary)
-    assert (widest.counts != capped.counts).nnz == 0 and widest.counts.has_sorted_indices
 
 
 def test_presence_marks_use_not_count():

@@ -63,11 +63,9 @@ class PaperTerms:
         return PaperTerms(counts, self.vocabulary[keep])
 
 
-def count_terms(
-    docs: list[str], *, min_df: int, max_terms: int | None = None, block: int = COUNT_BLOCK
-) -> PaperTerms:
+def count_terms(docs: list[str], *, min_df: int, block: int = COUNT_BLOCK) -> PaperTerms:
     """Every paper's terms counted in blocks of `block` papers, then the terms used by at
-    least `min_df` papers (at most the `max_terms` most widespread, ties by name).
+    least `min_df` papers (`PaperTerms.widest` caps them).
 
     One block's token lists are held at a time, and the blocks' counts once; the index of
     every distinct term met grows with the corpus (at a million synthetic papers made from
@@ -79,7 +77,7 @@ def count_terms(
         parts.append(_count_block(docs[start : start + block], index))
         df = _added(df, np.bincount(parts[-1].indices, minlength=len(index)))
     names = np.array(list(index), dtype=object)
-    keep = _most_widespread(names, df, min_df, max_terms or len(names))
+    keep = _most_widespread(names, df, min_df, len(names))
     column = np.full(len(names), -1, dtype=np.int64)
     column[keep] = np.arange(len(keep))
     kept = []
@@ -115,7 +113,7 @@ def _most_widespread(names: np.ndarray, df: np.ndarray, min_df: int, limit: int)
 def _renumbered(part: csr_matrix, column: np.ndarray, width: int) -> csr_matrix:
     """A block's counts over the kept terms only (`column[j]`: term j's new column, -1
     when dropped), each row's columns in order."""
-    new = column[part.indices] if len(part.indices) else part.indices.astype(np.int64)
+    new = column[part.indices]
     keep = new >= 0
     rows = np.repeat(np.arange(part.shape[0]), np.diff(part.indptr))[keep]
     out = csr_matrix(
