@@ -2,7 +2,7 @@
 
 python -m bench.run quick   # targets 2, 3, 6, 8, 13 (embedding, warm re-fit, viewer, query
                             # encoder, curation at 10,000 changes): ~20 min
-python -m bench.run full    # + cold builds vs stock (ICML, then ~11k papers), incremental,
+python -m bench.run full    # + cold builds vs stock (ICML, then ~14.5k papers), incremental,
                             # both build engines on ~23k abstracts (bench/engines.py),
                             # and topic quality per level (bench/quality.py)
 python -m bench.run cold --corpora icml,scale,real --repeats 3
@@ -258,7 +258,7 @@ def _cold_build_rows() -> tuple[list[str], list[str]]:
         wall, rss = _cold_rows(
             scale,
             f"1b. cold build, NeurIPS+ICML+AISTATS, {scale['stock'][0]['docs']:,} papers",
-            "5b. build peak RSS, ~11k papers (ratio ≤ 1.0)",
+            f"5b. build peak RSS, {scale['stock'][0]['docs']:,} papers (ratio ≤ 1.0)",
         )
         rows.append(wall)
         rss_rows.append(rss)

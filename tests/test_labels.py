@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from explorer.build import labels as labelling
+from explorer.build import phrases as phrases_module
 from explorer.build.label_audit import occurs
 from explorer.build.labels import (
     NO_PHRASES,
@@ -555,3 +556,34 @@ def test_one_term_in_two_inflections_shares_a_form_and_columns_run_by_length():
     assert forms[col["markov decision process"]] != forms[col["markov decision model"]]
     assert forms[col["markov decision"]] != forms[col["markov decision process"]]
     assert forms[col["markov"]] == -1
+
+
+_WORDS = ["graph", "neural", "of", "the", "model", "x", "2024", "deep-learning", ",", "."]
+
+
+def _reference_phrases(doc: str) -> set[str]:
+    """Plain Python: every run of 1-MAX_WORDS words with no stop word at either end."""
+    tokens = phrases_module._tokens(doc)
+    found = set()
+    for i in range(len(tokens)):
+        for k in range(1, MAX_WORDS + 1):
+            run = tokens[i : i + k]
+            if len(run) < k or not all(phrases_module._is_word(t) for t in run):
+                break
+            if run[0] not in ENGLISH_STOP_WORDS and run[-1] not in ENGLISH_STOP_WORDS:
+                found.add(" ".join(run))
+    return found
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), max_size=14), min_size=1, max_size=6))
+def test_phrase_table_holds_each_documents_phrases_once_in_int32_indices(words):
+    docs = [" ".join(w) for w in words]
+    table = phrase_table(docs)
+    for i, doc in enumerate(docs):
+        row = table.x[i]
+        assert {table.text(c) for c in row.indices} == _reference_phrases(doc)
+        assert set(row.data.tolist()) <= {1}
+    # Index arrays are int32 (half the memory of a 100,000-paper label sample's table).
+    assert table.codes.dtype == np.int32 and table.x.indices.dtype == np.int32
+    assert all(a.dtype == np.int32 for a in (*table.starts, *table.columns))

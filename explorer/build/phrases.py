@@ -87,7 +87,9 @@ class Phrases:
 
 
 def _encode(docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Corpus-wide token codes (a break token ends every document) and each token's document."""
+    """Corpus-wide token codes (a break token ends every document) and each token's document,
+    both int32 (a 100,000-abstract label sample has some 20 million tokens: half the memory
+    of int64, and every array derived from them halves too)."""
     index: defaultdict[str, int] = defaultdict()
     index.default_factory = index.__len__  # a new token gets the next code, without a Python call
     codes = array("q")
@@ -97,8 +99,11 @@ def _encode(docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
         tokens.append(_DOC_END)
         codes.extend([index[t] for t in tokens])
         lengths.append(len(tokens))
-    owner = np.repeat(np.arange(len(docs)), np.frombuffer(lengths, np.int64))
-    return np.frombuffer(codes, np.int64), owner, list(index)
+    if MAX_WORDS * len(codes) >= np.iinfo(np.int32).max:  # columns too are int32
+        # Unreachable from a build: labels read a sample of at most LABEL_SAMPLE papers.
+        raise ValueError(f"{len(codes)} tokens: too many for one phrase table (label a sample)")
+    owner = np.repeat(np.arange(len(docs), dtype=np.int32), np.frombuffer(lengths, np.int64))
+    return np.frombuffer(codes, np.int64).astype(np.int32), owner, list(index)
 
 
 def _occurrences(codes: np.ndarray, vocabulary: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -113,16 +118,18 @@ def _occurrences(codes: np.ndarray, vocabulary: list[str]) -> list[tuple[np.ndar
     for k in range(1, MAX_WORDS + 1):
         m = n - k + 1
         if m <= 0:
-            found.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            found.append((np.zeros(0, np.int32), np.zeros(0, np.int32)))
             continue
         if k > 1:
-            # A k-gram's id numbers its first k-1 words' id, so ids stay far below 2**63.
+            # A k-gram's id numbers its first k-1 words' id, so keys stay far below 2**63;
+            # keys are formed only where a k-word run starts.
             run = run[:m] & is_word[k - 1 :]
-            keys = ids[:m] * base + codes[k - 1 :]
-            ids = np.zeros(m, np.int64)
-            at = np.flatnonzero(run)
-            ids[at] = np.unique(keys[at], return_inverse=True)[1].ravel()
-        starts = np.flatnonzero(run & is_edge[:m] & is_edge[k - 1 :])
+            at = np.flatnonzero(run).astype(np.int32)
+            keys = ids[at].astype(np.int64) * base + codes[at + (k - 1)]
+            ids = np.zeros(m, np.int32)
+            ids[at] = np.unique(keys, return_inverse=True)[1].ravel()
+            del at, keys
+        starts = np.flatnonzero(run & is_edge[:m] & is_edge[k - 1 :]).astype(np.int32)
         found.append((starts, ids[starts]))
     return found
 
@@ -132,21 +139,38 @@ def phrase_table(docs: Sequence[str]) -> Phrases:
     codes, owner, vocabulary = _encode(docs)
     firsts, lengths, rows, cols, places = [], [], [], [], []
     n_columns = 0
-    for n, (at, ids) in enumerate(_occurrences(codes, vocabulary), start=1):
+    found = _occurrences(codes, vocabulary)
+    for n in range(1, MAX_WORDS + 1):
+        at, ids = found[n - 1]
+        found[n - 1] = None  # each length's ids go as soon as its columns are numbered
         _, first, column = np.unique(ids, return_index=True, return_inverse=True)
+        del ids
         firsts.append(at[first])
-        lengths.append(np.full(len(first), n))
+        lengths.append(np.full(len(first), n, np.int8))  # int64 once joined, as readers expect
         rows.append(owner[at])
-        cols.append(column.ravel() + n_columns)
+        cols.append((column.ravel() + n_columns).astype(np.int32))
         places.append(at)
         n_columns += len(first)
-    row, col = np.concatenate(rows), np.concatenate(cols)
-    x = csr_matrix((np.ones(len(row), np.int32), (row, col)), shape=(len(docs), n_columns))
-    x.data[:] = 1  # a phrase counts once per document
+    del owner
+    x = _binary_matrix(rows, cols, (len(docs), n_columns))
     return Phrases(
-        x, np.concatenate(firsts), np.concatenate(lengths), codes, vocabulary,
+        x, np.concatenate(firsts), np.concatenate(lengths).astype(np.int64), codes, vocabulary,
         starts=tuple(places), columns=tuple(cols),
     )  # fmt: skip
+
+
+def _binary_matrix(
+    rows: list[np.ndarray], cols: list[np.ndarray], shape: tuple[int, int]
+) -> csr_matrix:
+    """The binary document x phrase matrix of (document, column) occurrences: a phrase
+    counts once per document. `rows` is emptied as it is joined (`cols` stays: the table
+    keeps each length's columns), and int32 indices go to scipy as they are."""
+    row = np.concatenate(rows)
+    rows.clear()
+    col = np.concatenate(cols)
+    x = csr_matrix((np.ones(len(row), np.int32), (row, col)), shape=shape)
+    x.data[:] = 1
+    return x
 
 
 def superphrases(table: Phrases, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
