@@ -2,7 +2,7 @@
 
 python -m bench.run quick   # targets 2, 3, 6, 8, 13 (embedding, warm re-fit, viewer, query
                             # encoder, curation at 10,000 changes): ~20 min
-python -m bench.run full    # + cold builds vs stock (ICML, then ~14.5k papers), incremental,
+python -m bench.run full    # + cold builds vs stock (ICML, ~14.5k, ~23k papers), incremental,
                             # both build engines on ~23k abstracts (bench/engines.py),
                             # and topic quality per level (bench/quality.py)
 python -m bench.run cold --corpora icml,scale,real --repeats 3
@@ -147,7 +147,7 @@ def full(repeats: int, scale: bool, skip_quick: bool = False) -> None:
     print("Incremental: ICML 2013-2018, then add 2019…", flush=True)
     write_results("incremental", builds.incremental())
     if scale:
-        cold(("scale", "real"), 1)
+        cold(("scale", "real"), repeats)
     for module, what in FULL_MODULES:
         print(f"{what}…", flush=True)
         result = run_child([sys.executable, "-m", *module.split()], timeout=5 * 3600)
@@ -210,8 +210,8 @@ def _cold_rows(result: dict, label: str, rss_label: str) -> tuple[str, str]:
         result["wall_ratio"], result["wall_ratio"] <= 0.85, when,
     )  # fmt: skip
     # Peak RSS varies run to run (stock's by 300 MB): a verdict needs RSS_REPEATS per side.
-    enough = result["repeats"] >= RSS_REPEATS
     n = result["repeats"]
+    enough = n >= RSS_REPEATS
     runs = "" if enough else f" ({n} run{'s' * (n > 1)} per side; the target needs {RSS_REPEATS})"
     rss = _row(
         rss_label, f"{result['ours_peak_rss_median_mb']} MB{runs}",
@@ -717,11 +717,15 @@ def report() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("quick", "full", "cold", "load", "report"))
-    parser.add_argument("--repeats", type=int, default=2, help="cold builds per side")
+    parser.add_argument(
+        "--repeats", type=int, default=RSS_REPEATS, help="cold builds per side, every corpus"
+    )
     parser.add_argument(
         "--corpora", default="icml", help=f"cold: which, comma-separated ({', '.join(COLD)})"
     )
-    parser.add_argument("--no-scale", action="store_true", help="full: skip the ~11k corpus")
+    parser.add_argument(
+        "--no-scale", action="store_true", help="full: skip the ~14.5k and ~23k corpora"
+    )
     parser.add_argument(
         "--skip-quick", action="store_true", help="full: only the cold, incremental and scale parts"
     )
