@@ -34,12 +34,14 @@ EXACT_UP_TO = 50_000
 # NN-descent's settings; with the build's seed they decide the approximate graph, so a run
 # above EXACT_UP_TO records them in its id (`approximate_method`). One thread: with two the
 # graph is as reproducible but another one (and ~1.5x faster), so a machine's core count
-# would change results. It searches `search_k` neighbours (pynndescent's default, 30) and
-# keeps the build's k: at 100,000 papers (bench/neighbours.py) searching 15 found 94.5% of
-# the exact 10 nearest in 15 s, 20 97.3% in 19 s, 30 99.1% in 35 s (the exact graph: 169 s).
-NNDESCENT = {"method": "nndescent", "n_jobs": 1, "search_k": 30}
+# would change results. It searches `search_k` neighbours and keeps the build's k. On the
+# neighbourhood generator's corpus (bench/neighbours.py, bench/README.md row 15) pynndescent's
+# default, 30, found 97.2% of the exact 10 nearest at 100,000 papers but 86.5% at 1,000,000
+# (one "similar paper" in seven wrong); 60 found 99.75% and 97.6%, for about 2.3x the time
+# (60 s vs 26 s at 100,000; 850 s vs 348 s at 1,000,000, still a fraction of the build).
+NNDESCENT = {"method": "nndescent", "n_jobs": 1, "search_k": 60}
 # Rows whose candidates are re-ranked at a time (rows x candidates x dimensions float32:
-# 47 MB at 1,024 x 30 x 384).
+# 94 MB at 1,024 x 60 x 384).
 _RANK_BLOCK = 1024
 
 
