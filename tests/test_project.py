@@ -108,6 +108,19 @@ def test_the_approximate_graph_is_the_same_every_time():
     assert np.array_equal(first.distances, again.distances)
 
 
+def test_a_corpus_no_larger_than_the_search_is_searched_whole_and_quietly():
+    """Asked for every row (a test's tiny threshold), NN-descent warns of a slot it could not
+    fill; the graph is still whole: every other row a candidate, so the exact distances."""
+    import warnings
+
+    x = _planted(n=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        approx = knn_graph(x, 15, exact_up_to=0, seed=0)
+    assert np.array_equal(approx.indices[:, 0], np.arange(40))
+    assert np.allclose(approx.distances, knn_graph(x, 15).distances, atol=1e-5)
+
+
 def test_below_the_threshold_the_graph_is_exact():
     x = _planted(n=300)
     assert np.array_equal(knn_graph(x, 10).indices, knn_graph(x, 10, exact_up_to=300).indices)

@@ -26,19 +26,20 @@ from explorer.vectors import normalise_rows
 _BLOCK = 256
 # Up to this many rows the graph is exact; above it, approximate. Below it a corpus's run
 # id and outputs are what they were before the approximate path existed. Where exact starts
-# costing more (bench/README.md row 15): exact grows with the square of the papers (7.2 s
-# at 23,304 here, 131 s at 100,000), approximate about linearly (5.6 s, 28 s) plus 16-19 s
-# compiling NN-descent once per process, so they cross near 50,000 (both ~33 s); a sample
-# fit's 20,000 papers stay exact.
+# costing more (bench/README.md rows 15, 2026-12-03): exact grows with the square of the
+# papers (9.5 s at 23,304, 294 s at 100,000), approximate about linearly (10.5 s, 52 s) plus
+# 16-20 s compiling NN-descent once per process, so they cross at or a little below 50,000;
+# a sample fit's 20,000 papers stay exact.
 EXACT_UP_TO = 50_000
 # NN-descent's settings; with the build's seed they decide the approximate graph, so a run
 # above EXACT_UP_TO records them in its id (`approximate_method`). One thread: with two the
-# graph is as reproducible but another one (and ~1.5x faster), so a machine's core count
+# graph is as reproducible but another one (and ~1.25x faster), so a machine's core count
 # would change results. It searches `search_k` neighbours and keeps the build's k. On the
-# neighbourhood generator's corpus (bench/neighbours.py, bench/README.md row 15) pynndescent's
-# default, 30, found 97.2% of the exact 10 nearest at 100,000 papers but 86.5% at 1,000,000
-# (one "similar paper" in seven wrong); 60 found 99.75% and 97.6%, for about 2.3x the time
-# (60 s vs 26 s at 100,000; 850 s vs 348 s at 1,000,000, still a fraction of the build).
+# neighbourhood generator's corpus (bench/neighbours.py; bench/README.md rows 15 and their
+# notes) pynndescent's default, 30, found 97.2% of the exact 10 nearest at 100,000 papers
+# but 86.5% at 1,000,000 (one "similar paper" in seven wrong); 60 finds 99.75% and 97.6%,
+# for ~2.4x the time (52 s vs 22 s at 100,000; 829 s vs 348 s at 1,000,000, a third of the
+# million-paper build, where the exact graph would take hours).
 NNDESCENT = {"method": "nndescent", "n_jobs": 1, "search_k": 60}
 # Rows whose candidates are re-ranked at a time (rows x candidates x dimensions float32:
 # 94 MB at 1,024 x 60 x 384).
@@ -109,6 +110,10 @@ def _approximate(embeddings: np.ndarray, k: int, seed: int) -> KnnGraph:
     with warnings.catch_warnings():
         # Expected: numba cannot cache the two kernels that take the distance as a global.
         warnings.filterwarnings("ignore", message=".*Cannot cache compiled function.*")
+        # Its check for rows left short of neighbours: `_ranked` refuses those itself. Asked
+        # for every row (a corpus no larger than search_k, under a test's tiny threshold),
+        # pynndescent misses the one slot its self-loop then fills, and warns needlessly.
+        warnings.filterwarnings("ignore", message="Failed to correctly find n_neighbors")
         index = nndescent(
             data, metric="cosine", n_neighbors=search, random_state=seed,
             n_jobs=NNDESCENT["n_jobs"], low_memory=True,
