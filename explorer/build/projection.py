@@ -28,8 +28,9 @@ _BLOCK = 256
 # id and outputs are what they were before the approximate path existed. Where exact starts
 # costing more (bench/README.md rows 15, 2026-12-03): exact grows with the square of the
 # papers (9.5 s at 23,304, 294 s at 100,000), approximate about linearly (10.5 s, 52 s) plus
-# 16-20 s compiling NN-descent once per process, so they cross at or a little below 50,000;
-# a sample fit's 20,000 papers stay exact.
+# 16-20 s compiling NN-descent once per process, so they cross at ~35,000-48,000 papers;
+# 50,000 keeps those corpora's exact graphs and run ids for at most ~35 s more
+# (docs/scale.md "Nearest neighbours"), and a sample fit's 20,000 papers stay exact.
 EXACT_UP_TO = 50_000
 # NN-descent's settings; with the build's seed they decide the approximate graph, so a run
 # above EXACT_UP_TO records them in its id (`approximate_method`). One thread: with two the
