@@ -10,7 +10,7 @@ import pytest
 from scipy.sparse import csr_matrix
 
 from explorer.build import coherence as C
-from explorer.build.summaries import document_terms, vocabulary_table
+from explorer.build.summaries import document_terms, label_merges, vocabulary_table
 from explorer.view import store
 
 
@@ -75,11 +75,39 @@ def test_top_words_are_each_node_s_own_field_and_never_boilerplate():
         assert set(words) <= set(FIELDS[node].split()), (node, words)
 
 
+def test_merged_counts_are_the_counts_of_the_merged_nodes_papers():
+    docs, members, _ = _corpus()
+    halves = {f"{node}{k}": rows[k::2] for node, rows in members.items() for k in (0, 1)}
+    matrix, vocabulary = document_terms(docs, min_df=1)
+    counts = C.word_counts(matrix, vocabulary, halves)
+    merged = counts.merged([[0, 1], [2, 3], [0, 1, 2, 3]])
+    whole = C.word_counts(matrix, vocabulary, {**members, "all": np.arange(len(docs))})
+    assert (merged.df != whole.df).nnz == 0
+    assert merged.sizes.tolist() == whole.sizes.tolist() == [20, 20, 40]
+
+
+def test_a_merge_parent_is_named_by_its_topics_subject_never_by_boilerplate():
+    """BERTopic named the seed corpus's one merge "models, learning, data": the words every
+    abstract writes. A parent is named as a node's top words are ranked."""
+    docs, members, _ = _corpus()
+    topics = {str(k): rows[k % 2 :: 2] for k, rows in enumerate(members.values())}
+    topics |= {str(k + 2): rows[1 - k % 2 :: 2] for k, rows in enumerate(members.values())}
+    matrix, vocabulary = document_terms(docs, min_df=1)
+    counts = C.word_counts(matrix, vocabulary, topics)
+    tree = pd.DataFrame({"parent_id": [4, 5], "parent_label": "", "topics": [[0, 2], [1, 3]]})
+    named = label_merges(tree, counts, list(topics))
+    for label, field in zip(named["parent_label"], FIELDS.values(), strict=True):
+        words = label.split(", ")
+        assert 1 <= len(words) <= 3 and set(words) <= set(field.split()), label
+    empty = tree.iloc[:0]
+    assert label_merges(empty, counts, list(topics)).empty
+
+
 def test_coherent_topics_score_above_mixed_ones_and_the_level_is_diverse():
     docs, members, _ = _corpus()
     matrix, vocabulary = document_terms(docs, min_df=1)
     nodes = pd.DataFrame({"node_id": list(members), "level": "topic"})
-    scored = C.with_coherence(nodes, matrix, vocabulary, members)
+    scored = C.with_coherence(nodes, matrix, vocabulary, C.top_words(matrix, vocabulary, members))
     column = {str(t): i for i, t in enumerate(vocabulary)}
     mixed = C.npmi(matrix, [column[w] for w in ["galaxy", "quasar", "protein", "enzyme"]])
     assert (scored["coherence"] > mixed).all()

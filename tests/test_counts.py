@@ -189,12 +189,18 @@ def test_keywords_and_representatives_come_from_each_topic_s_own_papers(planted_
         assert set(fit.model.representative_docs_[topic]) <= set(own)
 
 
-def test_the_merge_tree_reads_the_same_keys(planted_fit):
+def test_the_merge_tree_reads_the_same_keys_and_names_parents_from_their_papers(planted_fit):
+    from explorer.build.coherence import word_counts
+    from explorer.build.summaries import document_terms, label_merges
+
     docs, _, fit = planted_fit
     tree = hierarchy_table(fit.model, len(docs), 3, progress=False)
     assert len(tree) == 2
     assert sorted(tree.iloc[-1]["topics"]) == [0, 1, 2]
-    for row in tree.itertuples():
+    matrix, vocabulary = document_terms(docs, min_df=1)
+    members = {str(t): np.flatnonzero(fit.labels == t) for t in range(3)}
+    named = label_merges(tree, word_counts(matrix, vocabulary, members), list(members))
+    for row in named.itertuples():
         merged = [d for d, t in zip(docs, fit.labels, strict=True) if t in row.topics]
         words = {term for d in merged for term in keyword_terms(d)}
         assert row.parent_label and set(row.parent_label.split(", ")) <= words

@@ -535,6 +535,21 @@ def test_seed_corpus_labels_have_every_readable_property(seed_run):
     assert label_faults(docs, members, parent_of, built) == []
 
 
+@pytest.mark.realbuild
+def test_merge_tree_parents_are_named_without_boilerplate(planted_cache):
+    """The Topics page's "Parent" of a topic is the merge tree's: named like any node. The
+    planted build (seed abstracts and planted subjects) has topics to merge whatever the
+    seed."""
+    from explorer.artifacts import open_run
+    from explorer.build.background import specificity
+
+    tree = open_run(planted_cache, "planted").table("hierarchy")
+    assert len(tree)
+    for label in tree["parent_label"]:
+        words = label.split(", ")
+        assert 1 <= len(words) <= 3 and all(specificity(w) > 0 for w in words), label
+
+
 @settings(deadline=None)
 @given(
     st.lists(st.integers(0, 60), unique=True, max_size=30),

@@ -17,6 +17,7 @@ same functions score stock BERTopic's topics in `bench/quality.py`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -55,6 +56,90 @@ def diversity(word_lists: Sequence[Sequence[str]]) -> float:
     return len(set(words)) / len(words) if words else float("nan")
 
 
+@dataclass(frozen=True)
+class WordCounts:
+    """Per node, how many of its papers use each single word of the vocabulary: what its
+    top words are ranked from."""
+
+    df: csr_matrix  # node x single word, sorted indices
+    sizes: np.ndarray  # papers per node
+    corpus_df: np.ndarray  # papers per single word in the whole corpus
+    n_docs: int
+    names: np.ndarray  # the single words
+
+    def merged(self, groups: Sequence[Sequence[int]]) -> WordCounts:
+        """The counts of nodes each made of a group of these rows that share no paper (the
+        merge tree's parents, made of topics): their rows summed."""
+        rows = np.concatenate([np.zeros(0, np.int64), *(np.asarray(g, np.int64) for g in groups)])
+        indptr = np.concatenate([[0], np.cumsum([len(g) for g in groups])])
+        ones = np.ones(len(rows), dtype=np.int32)
+        union = csr_matrix((ones, rows, indptr), shape=(len(groups), self.df.shape[0]))
+        df = (union @ self.df).tocsr()
+        df.sort_indices()
+        return replace(self, df=df, sizes=union @ self.sizes)
+
+
+def word_counts(
+    matrix: csr_matrix, vocabulary: Sequence[str], members: Mapping[str, np.ndarray]
+) -> WordCounts:
+    """The single words' counts of every node of `members`, in its order."""
+    from explorer.build.labels import membership_matrix
+
+    vocabulary = np.asarray(vocabulary, dtype=object)
+    single = np.flatnonzero([" " not in str(t) for t in vocabulary])
+    words = matrix[:, single].tocsr()
+    membership = membership_matrix(list(members), members, matrix.shape[0])
+    df = (membership @ words).tocsr()
+    df.sort_indices()
+    return WordCounts(
+        df=df,
+        sizes=np.diff(membership.indptr).astype(np.float64),
+        corpus_df=np.asarray(words.sum(axis=0), dtype=np.float64).ravel(),
+        n_docs=matrix.shape[0],
+        names=vocabulary[single],
+    )
+
+
+def ranked_words(
+    counts: WordCounts,
+    *,
+    n: int = TOP_WORDS,
+    weights: np.ndarray | None = None,
+    by_specificity: bool = False,
+) -> list[list[str]]:
+    """Each row's `n` best words (see the module docstring); `weights`, one per single word,
+    is their specificity when the caller has it already (the build's vocabulary table), so
+    it is not scored twice. `by_specificity` weights each score by it, as labels are
+    weighted: a name, where coherent words matter less than telling words."""
+    from explorer.build.labels import scored_entries, sibling_groups
+
+    names, nodes = counts.names, [str(k) for k in range(counts.df.shape[0])]
+    # Every node its own sibling group: each is ranked against the rest of the corpus.
+    siblings = sibling_groups(nodes, {k: k for k in nodes}, counts.sizes, counts.n_docs)
+    rows, cols, scores = scored_entries(counts.df, counts.sizes, siblings, counts.corpus_df)
+    used, position = np.unique(cols, return_inverse=True)
+    if weights is None:
+        weight = np.fromiter((specificity(str(names[c])) for c in used), np.float64, len(used))
+    else:
+        weight = np.asarray(weights, dtype=np.float64)[used]
+    weight = weight[position.ravel()]
+    scores = scores * weight if by_specificity else scores
+    keep = (scores > 0) & (weight > 0)
+    rows, cols, scores = rows[keep], cols[keep], scores[keep]
+    order = np.lexsort((names[cols].astype(str), -scores, rows))
+    rows, cols = rows[order], cols[order]
+    bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
+    return [
+        [str(names[c]) for c in cols[a:b][:n]] for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+
+
+def single_word_weights(vocabulary: Sequence[str], weights: np.ndarray) -> np.ndarray:
+    """The weights of the vocabulary's single words, in `WordCounts.names`'s order."""
+    single = np.array([" " not in str(t) for t in vocabulary], dtype=bool)
+    return np.asarray(weights, dtype=np.float64)[single]
+
+
 def top_words(
     matrix: csr_matrix,
     vocabulary: Sequence[str],
@@ -64,49 +149,20 @@ def top_words(
     weights: np.ndarray | None = None,
 ) -> dict[str, list[str]]:
     """Each node's `n` best single words (see the module docstring); `weights`, one per
-    vocabulary term, is the terms' specificity when the caller has it already (the build's
-    vocabulary table), so it is not scored twice."""
-    from explorer.build.labels import membership_matrix, scored_entries, sibling_groups
-
-    nodes = list(members)
-    vocabulary = np.asarray(vocabulary, dtype=object)
-    single = np.array([" " not in str(t) for t in vocabulary], dtype=bool)
-    words = matrix[:, np.flatnonzero(single)].tocsr()
-    names = vocabulary[single]
-    membership = membership_matrix(nodes, members, matrix.shape[0])
-    sizes = np.diff(membership.indptr).astype(np.float64)
-    # Every node its own sibling group: each is ranked against the rest of the corpus.
-    siblings = sibling_groups(nodes, {n: n for n in nodes}, sizes, matrix.shape[0])
-    corpus_df = np.asarray(words.sum(axis=0), dtype=np.float64).ravel()
-    df = (membership @ words).tocsr()
-    df.sort_indices()
-    rows, cols, scores = scored_entries(df, sizes, siblings, corpus_df)
-    used, position = np.unique(cols, return_inverse=True)
-    if weights is None:
-        weight = np.fromiter((specificity(str(names[c])) for c in used), np.float64, len(used))
-    else:
-        weight = np.asarray(weights, dtype=np.float64)[np.flatnonzero(single)][used]
-    keep = (scores > 0) & (weight[position.ravel()] > 0)
-    rows, cols, scores = rows[keep], cols[keep], scores[keep]
-    order = np.lexsort((names[cols].astype(str), -scores, rows))
-    rows, cols = rows[order], cols[order]
-    bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
-    return {
-        node: [str(names[c]) for c in cols[bounds[i] : bounds[i + 1]][:n]]
-        for i, node in enumerate(nodes)
-    }
+    vocabulary term, is the terms' specificity when the caller has it already."""
+    counts = word_counts(matrix, vocabulary, members)
+    single = None if weights is None else single_word_weights(vocabulary, weights)
+    return dict(zip(members, ranked_words(counts, n=n, weights=single), strict=True))
 
 
 def with_coherence(
     nodes: pd.DataFrame,
     matrix: csr_matrix,
     vocabulary: Sequence[str],
-    members: Mapping[str, np.ndarray],
-    *,
-    weights: np.ndarray | None = None,
+    best: Mapping[str, list[str]],
 ) -> pd.DataFrame:
-    """The node table with each node's `top_words` and their NPMI `coherence`."""
-    best = top_words(matrix, vocabulary, members, weights=weights)
+    """The node table with each node's `top_words` (`best`, from `top_words`) and their NPMI
+    `coherence`."""
     column = {str(t): i for i, t in enumerate(vocabulary)}
     nodes = nodes.copy()
     nodes["top_words"] = [best.get(n, []) for n in nodes["node_id"]]

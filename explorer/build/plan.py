@@ -60,7 +60,9 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #  14: BERTopic's keywords and merge tree from each paper's words counted once (every term
 #      at least min_df papers use, where it was min_df topics; no punctuation stripped
 #      first), not from each topic's abstracts joined and analysed again
-PIPELINE_VERSION = 14
+#  15: the merge tree's parents named by their topics' top words together (boilerplate out),
+#      not by BERTopic's four best c-TF-IDF words
+PIPELINE_VERSION = 15
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

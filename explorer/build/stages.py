@@ -291,7 +291,10 @@ def summarise(
     papers["topic_label"] = [label_of[t] for t in labels]
     papers["probability"] = assigned
     papers["x"], papers["y"] = coords[:, 0], coords[:, 1]
-    matrix, vocabulary, vocab, nodes = _terms_and_coherence(fit.terms, labels, levels, nodes)
+    matrix, vocabulary, vocab, nodes, counts = _terms_and_coherence(
+        fit.terms, labels, levels, nodes
+    )
+    hierarchy = S.label_merges(hierarchy, *counts)
     coherence = dict(zip(nodes["node_id"], nodes["coherence"], strict=True))
     table["coherence"] = [coherence.get(str(t), np.nan) for t in table["topic_id"]]
     tables = {
@@ -315,18 +318,21 @@ def summarise(
 
 def _terms_and_coherence(
     terms: PaperTerms, labels: np.ndarray, levels: Levels, nodes: pd.DataFrame
-) -> tuple[object, np.ndarray, pd.DataFrame, pd.DataFrame]:
+) -> tuple[object, np.ndarray, pd.DataFrame, pd.DataFrame, tuple]:
     """Which papers use which of the most widespread terms (from the topic fit's counts),
-    the vocabulary, its table, and the nodes with their top words and NPMI coherence."""
-    from explorer.build.coherence import with_coherence
+    the vocabulary, its table, the nodes with their top words and NPMI coherence, and what
+    `summaries.label_merges` names the merge tree's parents from (the nodes' word counts)."""
+    from explorer.build import coherence as C
 
     widest = terms.widest()
     matrix, vocabulary = widest.presence(), widest.vocabulary
     vocab = S.vocabulary_table(matrix, vocabulary)
     members, _ = S.node_members(labels, levels)
-    weights = vocab["specificity"].to_numpy()
-    nodes = with_coherence(nodes, matrix, vocabulary, members, weights=weights)
-    return matrix, vocabulary, vocab, nodes
+    counts = C.word_counts(matrix, vocabulary, members)
+    weights = C.single_word_weights(vocabulary, vocab["specificity"].to_numpy())
+    best = dict(zip(members, C.ranked_words(counts, weights=weights), strict=True))
+    nodes = C.with_coherence(nodes, matrix, vocabulary, best)
+    return matrix, vocabulary, vocab, nodes, (counts, list(members), weights)
 
 
 def _stability_counts(stability: Stability | None) -> dict | None:

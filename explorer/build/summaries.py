@@ -7,12 +7,14 @@ All functions take arrays and DataFrames and return DataFrames; nothing here wri
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from explorer import artifacts
 from explorer.artifacts import OUTLIER_LABEL, id_order
+from explorer.build.coherence import WordCounts, ranked_words
 from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import OUTLIER, TopicFit
@@ -137,7 +139,9 @@ def classical_mds(similarity: np.ndarray) -> np.ndarray:
 def hierarchy_table(model, n_papers: int, n_topics: int, *, progress: bool = True) -> pd.DataFrame:
     """BERTopic's agglomerative merge tree: one row per merge, leaves are topic ids. The
     model was fitted on `counts.paper_keys` (its vectorizer sums the papers' counts), and
-    is handed the same keys here."""
+    is handed the same keys here. `parent_label` is left empty: BERTopic names a parent by
+    its four best c-TF-IDF words, boilerplate included ("models, learning, data"), so
+    `label_merges` names it once the corpus's words are counted."""
     columns = ["parent_id", "parent_label", "child_left_id", "child_right_id", "distance", "topics"]
     if n_topics < 2:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
@@ -160,13 +164,34 @@ def hierarchy_table(model, n_papers: int, n_topics: int, *, progress: bool = Tru
     return pd.DataFrame(
         {
             "parent_id": raw["Parent_ID"].astype(int),
-            "parent_label": [topic_label(str(n).split("_")) for n in raw["Parent_Name"]],
+            "parent_label": "",
             "child_left_id": raw["Child_Left_ID"].astype(int),
             "child_right_id": raw["Child_Right_ID"].astype(int),
             "distance": raw["Distance"].astype(float),
             "topics": [sorted(int(t) for t in ts) for ts in raw["Topics"]],
         }
     ).sort_values("parent_id", ignore_index=True)
+
+
+def label_merges(
+    hierarchy: pd.DataFrame,
+    counts: WordCounts,
+    nodes: Sequence[str],
+    weights: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """The merge tree with each parent named by the three best words of its topics' papers
+    together: ranked against the rest of the corpus as a node's top words are
+    (explorer/build/coherence.py), weighted by their specificity as labels are, so a parent
+    of many topics is named by subjects, not by what every abstract of the field writes
+    ("extensive", "address", "effectiveness" on WWW 2025). `counts` holds the rows of
+    `nodes`, the topics among them by their ids as text; `weights` the single words'
+    specificity."""
+    if hierarchy.empty:
+        return hierarchy
+    row = {node: i for i, node in enumerate(nodes)}
+    groups = [[row[str(t)] for t in topics] for topics in hierarchy["topics"]]
+    words = ranked_words(counts.merged(groups), weights=weights, by_specificity=True)
+    return hierarchy.assign(parent_label=[topic_label(w) for w in words])
 
 
 def topic_table(
