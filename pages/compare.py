@@ -1,5 +1,5 @@
 """Compare: a corpus's nodes between two years (?corpus=X&years=2008,2018), or two corpora's
-topics (?a=X&b=Y). The work is explorer.view.compare's, kept per pair of runs."""
+topics (?mode=corpora&a=X&b=Y). The work is explorer.view.compare's, kept per pair of runs."""
 
 import pandas as pd
 import streamlit as st
@@ -13,7 +13,7 @@ from explorer.view.ui.router import ensure_router
 from explorer.view.ui.widgets import level_picker, topic_link, warn_unknown
 
 ensure_router()
-YEARS, A, B = "years", "a", "b"  # the page's URL parameters
+MODE, YEARS, A, B = "mode", "years", "a", "b"  # the page's URL parameters
 MODES = {"years": "Two years of one corpus", "corpora": "Two corpora"}
 LINK = st.column_config.LinkColumn("", display_text="open", width="small")
 
@@ -43,6 +43,16 @@ def picked_years(years: list[int]) -> tuple[int, int]:
     if raw:
         st.warning(md_format("Ignoring ?years={raw}: not two years of this corpus.", raw=raw[:40]))
     return years[0], years[-1]
+
+
+def picked_mode() -> str:
+    """?mode= when it names a mode; a link from before it says "corpora" by ?a= or ?b=."""
+    raw = st.query_params.get(MODE)
+    if raw in MODES:
+        return raw
+    if raw is not None:
+        st.warning(md_format("Ignoring ?mode={raw}: not a way to compare.", raw=raw[:40]))
+    return "corpora" if A in st.query_params or B in st.query_params else "years"
 
 
 def years_mode(data: RunData) -> None:
@@ -157,11 +167,13 @@ st.title("Compare")
 mode = st.radio(
     "Compare",
     list(MODES),
-    index=1 if A in st.query_params or B in st.query_params else 0,
+    index=list(MODES).index(picked_mode()),
     format_func=MODES.__getitem__,
     horizontal=True,
-    key="cmp_mode",
+    key=MODE,
 )
+# By hand, not bind=: Streamlit would write the shown text (?mode=Two+corpora).
+st.query_params[MODE] = mode
 if mode == "years":
     years_mode(data)
 else:

@@ -19,6 +19,7 @@ from explorer.view.text import md, md_format, without_bidi
 from explorer.view.ui import editing
 from explorer.view.ui.data import RunData, cache_dir, current, levels
 from explorer.view.ui.router import ensure_router
+from explorer.view.ui.stop import stop_page
 
 ensure_router()
 APP_DIR = Path(__file__).resolve().parents[1]
@@ -102,7 +103,7 @@ def history(data: RunData) -> pd.DataFrame:
 
 if not editing.is_editor(APP_DIR):  # signed out or expired since the navigation was built
     st.info("Only the host can change this dashboard.")
-    st.stop()
+    stop_page()
 data = current()
 st.title("Curate")
 st.caption(

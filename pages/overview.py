@@ -9,7 +9,7 @@ from explorer.view.store import class_counts, largest_topic_of, nodes_at, ranked
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import colors, current, levels
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import LEVEL_NAMES, level_picker
+from explorer.view.ui.widgets import LEVEL_NAMES, level_picker, switch_to
 
 ensure_router()
 
@@ -55,9 +55,7 @@ with left:
         node = str(points[0]["customdata"][0])
         area = level_of(node) == "area"
         topic = largest_topic_of(data.nodes, node) if area else topic_of(node)
-        target = {"level": level, "topic": topic}
-        st.query_params.clear()
-        st.switch_page("pages/topics.py", query_params={**target, "corpus": data.corpus})
+        switch_to("pages/topics.py", {"topic": topic}, level=level)
 with right:
     status = class_counts(papers, "status")
     if len(status) > 1 or status["status"].iloc[0] != "(none)":

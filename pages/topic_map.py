@@ -11,7 +11,7 @@ from explorer.view.store import (
     selection_to_ids,
     topic_mix,
 )
-from explorer.view.text import md_format
+from explorer.view.text import counted, md_format
 from explorer.view.ui.data import RunData, colors, current, filtered, per_run, per_view
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.search import matches, results_table, search_box
@@ -68,10 +68,11 @@ def _figure(data: RunData, filters: Filters, level: str, show_labels: bool, ask:
 
 @st.fragment
 def map_view(data: RunData, filters: Filters, level: str, show_labels: bool) -> None:
-    """The search box, the map and what is selected on it: a search or a selection reruns
-    this part only; the sidebar's filters rerun the page."""
+    """The search box, the map and what is selected on it: a selection reruns this part
+    only, a new question the page once more (its link is in the sidebar); the sidebar's
+    filters rerun the page."""
     shown = filtered(data, filters)
-    found = search_box(data, filters)
+    found = search_box(data, filters, in_fragment=True)
     ask = found.attrs["query"] if found is not None else ""
     if dense(shown):
         st.info(
@@ -149,7 +150,7 @@ def region_points(data: RunData, chosen, level: str) -> None:
 
 def selection(data: RunData, selected) -> None:
     """What a box or lasso selection is about: its topic mix and its distinctive words."""
-    st.subheader(md_format("Selection: {n:,} papers", n=len(selected)))
+    st.subheader(md_format("Selection: {papers}", papers=counted(len(selected), "paper", "papers")))
     left, right = st.columns(2)
     with left:
         st.markdown("**Topic mix**")
@@ -187,5 +188,5 @@ st.caption(
 )
 if shown.empty:
     st.info("No paper matches these filters.")
-    st.stop()
-map_view(data, filters, level, show_labels)
+else:
+    map_view(data, filters, level, show_labels)

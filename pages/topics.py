@@ -5,7 +5,7 @@ import streamlit as st
 from explorer.artifacts import OUTLIER_ID, id_order
 from explorer.view import charts
 from explorer.view.store import available_levels, node_table, topic_name, topic_table
-from explorer.view.text import csv_text, md, md_format, shorten
+from explorer.view.text import counted, csv_text, md, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, per_view
 from explorer.view.ui.router import ensure_router
@@ -74,7 +74,13 @@ topic = (
 row = topics[topics["topic_id"] == topic].iloc[0]
 members = per_view(data, _members, topic)
 st.subheader(md_format("Topic {id}: {label}", id=topic, label=row["label"]), anchor=False)
-st.caption(md_format("{n} papers ({share:.1%} of the corpus)", n=row["size"], share=row["share"]))
+st.caption(
+    md_format(
+        "{papers} ({share:.1%} of the corpus)",
+        papers=counted(int(row["size"]), "paper", "papers"),
+        share=row["share"],
+    )
+)
 nodes = data.nodes.set_index("node_id")
 area = str(row["area_id"])
 if "area" in available_levels(data.nodes) and area in nodes.index:

@@ -94,7 +94,11 @@ with over_time:
         st.info(
             md_format(
                 "This corpus covers a single year ({year}), so there is no time axis; "
-                "compare classes in the next tab.",
+                "compare classes in the next tab."
+                if classes
+                else "This corpus covers a single year ({year}) and one status, track and "
+                "venue, so this page has nothing to compare. Build several years or venues "
+                "together (`explorer build A B --name X`) to see trends.",
                 year=years[0] if years else "unknown",
             )
         )

@@ -267,8 +267,13 @@ def test_class_comparison_normalises_by_class_size(trend_cache, monkeypatch):
 
 
 def test_single_year_corpus_hides_the_time_axis(app):
+    """The seed corpus is one year, one venue, no status or track: the first tab must not
+    send the reader to a next tab that has nothing to compare either."""
     at = run_page(app, "trends")
-    assert any("single year (2025)" in shown(i.value) for i in at.info)
+    notes = [shown(i.value) for i in at.info]
+    assert any("single year (2025)" in n and "nothing to compare" in n for n in notes), notes
+    assert any("no classes to compare" in n for n in notes)
+    assert not any("next tab" in n for n in notes)
 
 
 def test_stale_link_values_are_ignored_with_a_notice(app):

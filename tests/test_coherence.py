@@ -66,10 +66,15 @@ def _corpus():
     return docs, members, {n: None for n in members}
 
 
+def _top_words(matrix, vocabulary, members) -> dict[str, list[str]]:
+    ranked = C.ranked_words(C.word_counts(matrix, vocabulary, members))
+    return dict(zip(members, ranked, strict=True))
+
+
 def test_top_words_are_each_node_s_own_field_and_never_boilerplate():
     docs, members, _ = _corpus()
     matrix, vocabulary = document_terms(docs, min_df=1)
-    best = C.top_words(matrix, vocabulary, members)
+    best = _top_words(matrix, vocabulary, members)
     for node, words in best.items():
         assert 1 <= len(words) <= C.TOP_WORDS
         assert set(words) <= set(FIELDS[node].split()), (node, words)
@@ -103,11 +108,27 @@ def test_a_merge_parent_is_named_by_its_topics_subject_never_by_boilerplate():
     assert label_merges(empty, counts, list(topics)).empty
 
 
+def test_a_merge_parent_is_named_by_telling_words_before_merely_frequent_ones():
+    """ "effectiveness" (no boilerplate, but common in every field: low specificity) is in
+    every paper of the stars topics: ranked as top words are, it comes first; a name
+    weights by specificity and leaves it out."""
+    docs, members, _ = _corpus()
+    stars = members["stars"]
+    docs = [f"{d} Its effectiveness." if i in set(stars) else d for i, d in enumerate(docs)]
+    topics = {"0": stars[::2], "1": stars[1::2], "2": members["cells"]}
+    matrix, vocabulary = document_terms(docs, min_df=1)
+    counts = C.word_counts(matrix, vocabulary, topics)
+    assert C.ranked_words(counts.merged([[0, 1]]))[0][0] == "effectiveness"
+    tree = pd.DataFrame({"parent_id": [3], "parent_label": "", "topics": [[0, 1]]})
+    label = label_merges(tree, counts, list(topics))["parent_label"].item()
+    assert set(label.split(", ")) <= set(FIELDS["stars"].split()), label
+
+
 def test_coherent_topics_score_above_mixed_ones_and_the_level_is_diverse():
     docs, members, _ = _corpus()
     matrix, vocabulary = document_terms(docs, min_df=1)
     nodes = pd.DataFrame({"node_id": list(members), "level": "topic"})
-    scored = C.with_coherence(nodes, matrix, vocabulary, C.top_words(matrix, vocabulary, members))
+    scored = C.with_coherence(nodes, matrix, vocabulary, _top_words(matrix, vocabulary, members))
     column = {str(t): i for i, t in enumerate(vocabulary)}
     mixed = C.npmi(matrix, [column[w] for w in ["galaxy", "quasar", "protein", "enzyme"]])
     assert (scored["coherence"] > mixed).all()

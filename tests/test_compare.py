@@ -120,13 +120,25 @@ def test_the_compare_page_in_years_mode(compare_cache):
     assert at.query_params["years"] == "2014,2018"
 
 
+def test_a_link_s_mode_opens_two_corpora_without_a_or_b(seed_cache, monkeypatch):
+    """With one corpus, A and B are both the default, which Streamlit leaves out of the URL:
+    ?mode=corpora alone must reopen two corpora (tests/e2e/test_compare_page.py checks the
+    browser writes it)."""
+    from explorer.view.ui.data import load_run
+
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(seed_cache))
+    load_run.clear()
+    assert _compare_page().radio(key="mode").value == "years"
+    assert _compare_page(mode="corpora").radio(key="mode").value == "corpora"
+
+
 def test_the_compare_page_matches_a_corpus_with_its_copy_and_refuses_another_model(
     compare_cache,
 ):
     from tests.conftest import shown
 
     at = _compare_page(a="seed", b="again")
-    assert at.radio(key="cmp_mode").value == "corpora"
+    assert at.radio(key="mode").value == "corpora"
     matches = at.dataframe[0].value
     assert (matches["a"] == matches["b"]).all() and len(matches) > 0
     assert "0 topics only in seed, 0 only in again" in shown(at.caption[0].value)

@@ -541,13 +541,15 @@ def test_merge_tree_parents_are_named_without_boilerplate(planted_cache):
     planted build (seed abstracts and planted subjects) has topics to merge whatever the
     seed."""
     from explorer.artifacts import open_run
-    from explorer.build.background import specificity
 
-    tree = open_run(planted_cache, "planted").table("hierarchy")
+    run = open_run(planted_cache, "planted")
+    tree, vocab = run.table("hierarchy"), run.table("vocab").set_index("term")
     assert len(tree)
     for label in tree["parent_label"]:
         words = label.split(", ")
-        assert 1 <= len(words) <= 3 and all(specificity(w) > 0 for w in words), label
+        # Words of the corpus's vocabulary, none boilerplate (a fallback is none of them).
+        assert 1 <= len(words) <= 3 and set(words) <= set(vocab.index), label
+        assert (vocab.loc[words, "specificity"] > 0).all(), label
 
 
 @settings(deadline=None)

@@ -267,3 +267,26 @@ def _clean_example(tmp_path: Path) -> list[str]:
         "    return artifacts.topic_of(node), artifacts.area_id(3), 'x.y'.rsplit('.', 1)\n"
     )
     return contract_violations(good)
+
+
+def _stop_calls(path: Path) -> list[int]:
+    """Lines of `path` calling `st.stop()`."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "stop"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "st"
+    ]
+
+
+def test_no_page_ends_the_run_with_st_stop(tmp_path):
+    """`st.stop()` ends the run, and the router draws the share link and the host's sign-in
+    after the page: a page that cannot go on calls explorer/view/ui/stop.py's stop_page."""
+    files = [*(ROOT / "pages").glob("*.py"), *(ROOT / "explorer" / "view").rglob("*.py")]
+    assert {str(f.relative_to(ROOT)): _stop_calls(f) for f in files if _stop_calls(f)} == {}
+    planted = tmp_path / "page.py"
+    planted.write_text("import streamlit as st\nif True:\n    st.stop()\n")
+    assert _stop_calls(planted) == [3]

@@ -170,6 +170,8 @@ def test_tampered_run_shows_a_message_not_a_traceback(seed_cache, tmp_path, monk
         "changed since it was built; rebuild it with: explorer build" in shown(e.value)
         for e in at.error
     )
+    # The page stopped, not the run: the sidebar's link is still drawn after it.
+    assert any("Link to this view" in shown(c.value) for c in at.sidebar.caption)
 
 
 @pytest.mark.parametrize("stage", ["Embedding", "Fitting topics", "Writing artifacts"])

@@ -8,6 +8,7 @@ from explorer.view.store import (
     Filters,
     contrast_keywords,
     filter_papers,
+    node_table,
     selection_to_ids,
     term_document_frequency,
     topic_mix,
@@ -335,3 +336,24 @@ def test_malformed_or_too_many_shapes_are_ignored():
     hit = {"x": [0, 1], "y": [0, 1]}
     assert store.in_region(x, y, [far] * (store.MAX_SHAPES - 1) + [hit], [])[0]
     assert not store.in_region(x, y, [far] * store.MAX_SHAPES + [hit], [])[0]  # past the cap
+
+
+def test_topics_table_names_no_area_where_the_run_has_no_area_level():
+    """Below MIN_TOPICS_FOR_AREAS each topic is its own area: "A0" would name nothing the
+    pages offer (the Overview counts 0 areas)."""
+    nodes = pd.DataFrame(
+        {
+            "node_id": ["A0", "A1", "0", "1", "0.0", "0.1"],
+            "level": ["area", "area", "topic", "topic", "subtopic", "subtopic"],
+            "parent_id": [None, None, "A0", "A1", "0", "0"],
+            "long_label": list("abcdef"),
+            "size": [6, 3, 6, 3, 4, 2],
+            "share": [0.6, 0.3, 0.6, 0.3, 0.4, 0.2],
+        }
+    )
+    assert node_table(nodes, "topic")["parent"].tolist() == ["", ""]
+    assert node_table(nodes, "subtopic")["parent"].tolist() == ["0", "", "0"]
+    grouped = pd.concat([nodes.iloc[:1], nodes.iloc[2:]]).assign(
+        parent_id=[None, "A0", "A0", "0", "0"]
+    )  # one area over two topics: a level of its own
+    assert node_table(grouped, "topic")["parent"].tolist() == ["A0", "A0"]

@@ -118,3 +118,11 @@ def test_the_markdown_lint_catches_an_fstring(tmp_path):
         'import streamlit as st\ntitle = "x"\nst.subheader(f"Topic {title}")\nst.info(title)\n'
     )
     assert len(_markdown_argument_problems(bad)) == 2
+
+
+def test_counted_puts_its_noun_in_number():
+    from explorer.view.text import counted
+
+    assert counted(1, "best match", "best matches") == "1 best match"
+    assert counted(0, "paper", "papers") == "0 papers"
+    assert counted(2048, "paper", "papers") == "2,048 papers"

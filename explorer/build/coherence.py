@@ -86,7 +86,7 @@ def word_counts(
     from explorer.build.labels import membership_matrix
 
     vocabulary = np.asarray(vocabulary, dtype=object)
-    single = np.flatnonzero([" " not in str(t) for t in vocabulary])
+    single = np.flatnonzero(_single(vocabulary))
     words = matrix[:, single].tocsr()
     membership = membership_matrix(list(members), members, matrix.shape[0])
     df = (membership @ words).tocsr()
@@ -136,23 +136,12 @@ def ranked_words(
 
 def single_word_weights(vocabulary: Sequence[str], weights: np.ndarray) -> np.ndarray:
     """The weights of the vocabulary's single words, in `WordCounts.names`'s order."""
-    single = np.array([" " not in str(t) for t in vocabulary], dtype=bool)
-    return np.asarray(weights, dtype=np.float64)[single]
+    return np.asarray(weights, dtype=np.float64)[_single(vocabulary)]
 
 
-def top_words(
-    matrix: csr_matrix,
-    vocabulary: Sequence[str],
-    members: Mapping[str, np.ndarray],
-    *,
-    n: int = TOP_WORDS,
-    weights: np.ndarray | None = None,
-) -> dict[str, list[str]]:
-    """Each node's `n` best single words (see the module docstring); `weights`, one per
-    vocabulary term, is the terms' specificity when the caller has it already."""
-    counts = word_counts(matrix, vocabulary, members)
-    single = None if weights is None else single_word_weights(vocabulary, weights)
-    return dict(zip(members, ranked_words(counts, n=n, weights=single), strict=True))
+def _single(vocabulary: Sequence[str]) -> np.ndarray:
+    """Which terms of the vocabulary are single words (the others are phrases)."""
+    return np.array([" " not in str(t) for t in vocabulary], dtype=bool)
 
 
 def with_coherence(
@@ -161,8 +150,8 @@ def with_coherence(
     vocabulary: Sequence[str],
     best: Mapping[str, list[str]],
 ) -> pd.DataFrame:
-    """The node table with each node's `top_words` (`best`, from `top_words`) and their NPMI
-    `coherence`."""
+    """The node table with each node's `top_words` (`best`, from `ranked_words`) and their
+    NPMI `coherence`."""
     column = {str(t): i for i, t in enumerate(vocabulary)}
     nodes = nodes.copy()
     nodes["top_words"] = [best.get(n, []) for n in nodes["node_id"]]

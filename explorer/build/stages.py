@@ -28,6 +28,7 @@ from explorer.build.topics import Partition, TopicFit, TopicParams
 from explorer.vectors import unit_float16
 
 if TYPE_CHECKING:
+    from explorer.build.coherence import WordCounts
     from explorer.build.counts import PaperTerms
 
 
@@ -318,7 +319,7 @@ def summarise(
 
 def _terms_and_coherence(
     terms: PaperTerms, labels: np.ndarray, levels: Levels, nodes: pd.DataFrame
-) -> tuple[object, np.ndarray, pd.DataFrame, pd.DataFrame, tuple]:
+) -> tuple[object, np.ndarray, pd.DataFrame, pd.DataFrame, tuple[WordCounts, list, np.ndarray]]:
     """Which papers use which of the most widespread terms (from the topic fit's counts),
     the vocabulary, its table, the nodes with their top words and NPMI coherence, and what
     `summaries.label_merges` names the merge tree's parents from (the nodes' word counts)."""

@@ -146,7 +146,7 @@ def hierarchy_table(model, n_papers: int, n_topics: int, *, progress: bool = Tru
     if n_topics < 2:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
     # hierarchical_topics re-runs the representation model for every merge (KeyBERT +
-    # MMR: ~1.4 s each); parent labels from plain c-TF-IDF are good enough and ~50x faster.
+    # MMR: ~1.4 s each) only to name the parents, which label_merges names instead.
     from explorer.build.counts import paper_keys
 
     representation, model.representation_model = model.representation_model, None

@@ -421,6 +421,9 @@ def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
         columns.append("coherence")
     table = nodes_at(nodes, level).loc[:, columns]
     table = table.rename(columns={"node_id": "id", "parent_id": "parent", "long_label": "label"})
+    if not has_area_level(nodes):  # each topic its own area: an id no page offers
+        areas = nodes.loc[nodes["level"] == "area", "node_id"]
+        table["parent"] = table["parent"].where(~table["parent"].isin(areas), "")
     if "coherence" in table:
         table["note"] = np.where(table["coherence"] < LOW_COHERENCE, "low coherence", "")
     return table.sort_values("size", ascending=False, kind="stable").reset_index(drop=True)

@@ -141,6 +141,11 @@ def plot(value: object) -> str:
     return html.escape(without_bidi(value), quote=False).replace("%", "&#37;")
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """`n` with its noun in number: "1 paper", "2,048 papers"."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
 def shorten(value: object, limit: int) -> str:
     """The first `limit` characters of `value`, with an ellipsis when cut (before escaping)."""
     text = str(value)

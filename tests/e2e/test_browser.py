@@ -60,6 +60,43 @@ def test_search_filter_narrows_the_table(server, page):
     page.screenshot(path=str(ARTIFACTS / "topic_map_filtered.png"), full_page=True)
 
 
+def _sidebar_link(page) -> str:
+    return (
+        page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text().strip()
+    )
+
+
+@pytest.mark.parametrize("query", ["", "?level=subtopic"])
+def test_a_bar_on_the_overview_opens_its_topic_at_that_level(server, page, query):
+    """Streamlit refuses to set the corpus and level in a page switch's URL (both are bound
+    to widgets): clicking a bar once raised "Cannot directly set query parameter"."""
+    page.goto(f"{server}/{query}")
+    wait_for_app(page)
+    bar = page.locator('[data-testid="stPlotlyChart"] g.point path').first
+    bar.wait_for(timeout=60_000)
+    bar.click(force=True)
+    page.wait_for_url("**/topics?*", timeout=60_000)
+    page.get_by_text("Topic", exact=True).first.wait_for(timeout=60_000)
+    wait_for_app(page)
+    no_exception(page)
+    assert "topic=" in page.url, page.url
+    level = "subtopic" if query else None
+    assert level is None or f"level={level}" in page.url, page.url
+    if level:
+        picked = page.locator('[data-testid="stRadio"] label:has(input:checked)').first
+        assert picked.inner_text().strip() == level
+
+
+def test_a_map_without_matches_keeps_its_link_and_host_sign_in(server, page):
+    """The page ends early (nothing to draw), not the run: the sidebar is drawn after it."""
+    page.goto(f"{server}/topic_map?q=zzzzqqq")
+    wait_for_app(page)
+    page.get_by_text("No paper matches these filters.").wait_for(timeout=30_000)
+    no_exception(page)
+    assert "q=zzzzqqq" in _sidebar_link(page)
+    assert page.get_by_text("Host sign-in").count() == 1
+
+
 def test_deep_link_on_a_fresh_server_goes_through_the_router(fresh_server, page):
     """The first request a restarted server sees is a shared link to a page, not '/'."""
     page.goto(f"{fresh_server}/topic_map?q=spiking")
@@ -93,9 +130,7 @@ def test_shared_link_reproduces_the_view_in_a_fresh_browser(server, browser, pag
     )
     wait_for_app(page)
     count = _shown(page)
-    link = (
-        page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').first.inner_text().strip()
-    )
+    link = _sidebar_link(page)
     assert link.startswith(f"{server}/topic_map?") and "q=neural" in link, link
     other = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
@@ -108,9 +143,10 @@ def test_shared_link_reproduces_the_view_in_a_fresh_browser(server, browser, pag
         other.close()
 
 
-def test_ask_box_reruns_its_part_and_its_link_reproduces_the_view(server, browser, page):
-    """The "ask" box lives in a fragment (only the map part reruns), yet its value still
-    reaches the URL, and the link shows the same matches in a fresh browser."""
+def test_ask_box_s_question_reaches_the_url_and_the_link_reproduces_the_view(server, browser, page):
+    """The "ask" box lives in a fragment, yet its question reaches the URL and the sidebar's
+    link (drawn outside the fragment), and the link shows the same matches in a fresh
+    browser."""
     page.goto(f"{server}/topic_map")
     wait_for_app(page)
     ask = page.get_by_role("textbox", name="Ask in your own words")
@@ -119,6 +155,12 @@ def test_ask_box_reruns_its_part_and_its_link_reproduces_the_view(server, browse
     page.get_by_text("Search matches (ringed on the map)").wait_for(timeout=30_000)
     wait_for_app(page)
     page.wait_for_function("() => location.search.includes('ask=spiking')")
+    # The sidebar's link is drawn outside the fragment: a new question redraws it too.
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stSidebar"] [data-testid="stCode"]')]
+            .some(e => e.innerText.includes('ask=spiking'))""",
+        timeout=30_000,
+    )
     first = _first_match(page)
     other = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:

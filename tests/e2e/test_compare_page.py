@@ -50,3 +50,22 @@ def test_another_model_is_refused_on_the_page(compare_server, page):
     page.goto(f"{compare_server}/compare?a=seed&b=syn")
     page.get_by_text("cannot be compared").wait_for(timeout=60_000)
     no_exception(page)
+
+
+def test_two_corpora_of_one_corpus_stay_in_the_link(server, browser, page):
+    """Corpus A and B both the only corpus are Streamlit's defaults, left out of the URL: the
+    link must still say "two corpora", or it reopens two years."""
+    page.goto(f"{server}/compare")
+    wait_for_app(page)
+    page.get_by_text("Two corpora", exact=True).click()
+    page.wait_for_function("() => location.search.includes('mode=corpora')", timeout=30_000)
+    page.get_by_text("Matched topics").wait_for(timeout=60_000)
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        fresh = other.new_page()
+        fresh.goto(page.url)
+        fresh.get_by_text("Matched topics").wait_for(timeout=60_000)
+        wait_for_app(fresh)
+        no_exception(fresh)
+    finally:
+        other.close()

@@ -27,6 +27,7 @@ from explorer.view.store import (
 )
 from explorer.view.text import frame_without_bidi, md, without_bidi
 from explorer.view.ui import state
+from explorer.view.ui.stop import stop_page
 
 
 class Memo:
@@ -264,19 +265,32 @@ def current() -> RunData:
         corpus = names[0] if names else None
     if corpus is None:
         st.info("No corpus is built yet: `explorer build data/icml2025 --name icml2025`")
-        st.stop()
+        stop_page()
     return run_of(corpus)
 
 
 def run_of(corpus: str) -> RunData:
     """A built corpus at its latest complete run, curated; stops the page with a message
     when it cannot be loaded."""
-    run_id = artifacts.latest_run_id(cache_dir(), corpus)
-    try:  # one stat per rerun tells whether the curation changed
-        return load_run(str(cache_dir()), corpus, run_id, curation.version(cache_dir(), corpus))
+    try:
+        return _loaded(corpus)
     except ArtifactError as exc:
         st.error(md(exc))
-        st.stop()
+        stop_page()
+
+
+def sidebar_headline(corpus: str) -> str | None:
+    """`headline` of the corpus, or None when it cannot be loaded (the page says why)."""
+    try:
+        return headline(_loaded(corpus))
+    except ArtifactError:
+        return None
+
+
+def _loaded(corpus: str) -> RunData:
+    run_id = artifacts.latest_run_id(cache_dir(), corpus)
+    # One stat per rerun tells whether the curation changed.
+    return load_run(str(cache_dir()), corpus, run_id, curation.version(cache_dir(), corpus))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

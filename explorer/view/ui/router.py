@@ -23,7 +23,8 @@ from streamlit.runtime.pages_manager import PagesManager
 
 from explorer.view.text import md
 from explorer.view.ui import editing, state
-from explorer.view.ui.data import corpora, headline, run_of
+from explorer.view.ui.data import corpora, sidebar_headline
+from explorer.view.ui.stop import PageStopped
 from explorer.view.ui.widgets import share_box, warn_unknown
 
 
@@ -44,13 +45,17 @@ def route(app_dir: Path) -> None:
         with st.sidebar:
             warn_unknown(state.CORPUS, names)
             picked = st.selectbox("Corpus", names, key=state.CORPUS, bind="query-params")
-            st.caption(md(headline(run_of(picked))))
+            line = sidebar_headline(picked)
+            if line:
+                st.caption(md(line))
     else:
         pages = [st.Page("pages/no_corpus.py", title="Get started", icon="🚀", default=True)]
     page = st.navigation(pages)
     link_slot = st.sidebar.container()
     try:
         page.run()
+    except PageStopped:
+        pass  # the page said why it stopped; the sidebar is still drawn
     finally:
         # After the page ran (even if it stopped early), so the link includes what it set.
         if names:

@@ -16,7 +16,7 @@ import streamlit as st
 from explorer import artifacts
 from explorer.view import encoder, search
 from explorer.view.store import Filters
-from explorer.view.text import md_format
+from explorer.view.text import counted, md_format
 from explorer.view.ui import state
 from explorer.view.ui.data import (
     RunData,
@@ -96,13 +96,22 @@ def _matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame,
     return found, reason
 
 
-def search_box(data: RunData, filters: Filters) -> pd.DataFrame | None:
+def _asked() -> None:
+    st.session_state[state.ASK_CHANGED] = True
+
+
+def search_box(
+    data: RunData, filters: Filters, *, in_fragment: bool = False
+) -> pd.DataFrame | None:
     """The query box; returns the best matches among the filtered papers (the query in
-    `attrs["query"]`), or None."""
+    `attrs["query"]`), or None. In a fragment (`in_fragment`), a new question reruns the
+    whole page once: the sidebar's link to this view is drawn outside the fragment and
+    would otherwise keep the old question."""
     query = st.text_input(
         "Ask in your own words",
         key=state.ASK,
         bind="query-params",
+        on_change=_asked,
         placeholder="e.g. papers about uncertainty in robot learning",
         max_chars=state.MAX_TEXT_CHARS,  # enforced on the server too (Streamlit truncates)
         help=md_format(
@@ -111,6 +120,8 @@ def search_box(data: RunData, filters: Filters) -> pd.DataFrame | None:
             n=state.MAX_TEXT_CHARS,
         ),
     ).strip()
+    if st.session_state.pop(state.ASK_CHANGED, False) and in_fragment:
+        st.rerun(scope="app")
     if not query:
         return None
     found, reason = matches(data, filters, query)
@@ -125,8 +136,8 @@ def results_table(found: pd.DataFrame, *, data: RunData, key: str) -> None:
     """The ranked matches, best first, with their score; text only, never HTML."""
     st.caption(
         md_format(
-            "{n} best matches among the filtered papers (score: {kind}).",
-            n=len(found),
+            "{matches} among the filtered papers (score: {kind}).",
+            matches=counted(len(found), "best match", "best matches"),
             kind=found.attrs.get("score_kind", SCORE_KINDS["semantic"]),
         )
     )

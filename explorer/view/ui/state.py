@@ -22,6 +22,9 @@ RISE_FROM = "from"
 RISE_TO = "to"
 ASK = "ask"
 LEVEL = "level"
+# Not in the URL: set for one rerun each.
+ASK_CHANGED = "_ask_changed"  # the map's question changed: rerun the whole page once
+HANDED_LEVEL = "_handed_level"  # the level a page switch opens the next page at
 
 # The longest free text a visitor's search or question may be (their UI says so): widget
 # values arrive from any client, and a search string becomes part of per-run memo keys.

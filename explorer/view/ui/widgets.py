@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import NoReturn
 from urllib.parse import quote_plus, urlencode
 
 import pandas as pd
@@ -33,7 +34,7 @@ def warn_unknown(param: str, valid: list[str]) -> None:
         shown = ", ".join(repr(v[:40]) for v in unknown[:3])
         st.warning(
             md_format(
-                "Ignoring {values} from the link's {param}: not in this corpus.",
+                "Ignoring {values} from the link's {param}: not found here.",
                 values=shown,
                 param=param,
             )
@@ -80,7 +81,7 @@ def node_multiselect(choices: _Choices) -> list[str]:
         if unknown:
             st.warning(
                 md_format(
-                    "Ignoring {values} from the link's {param}: not in this corpus.",
+                    "Ignoring {values} from the link's {param}: not found here.",
                     values=", ".join(repr(v[:40]) for v in unknown[:3]),
                     param=state.TOPICS,
                 )
@@ -266,7 +267,10 @@ def _capped(papers: pd.DataFrame, key: str) -> pd.DataFrame:
 def export_button(papers: pd.DataFrame, data: RunData, name: str, *, key: str) -> None:
     """Every row of `papers` as CSV, with their areas, topics and subtopics; built on click."""
     st.download_button(
-        md_format("Download these {n:,} papers (CSV)", n=len(papers)),
+        md_format(
+            "Download {which} (CSV)",
+            which="this paper" if len(papers) == 1 else f"these {len(papers):,} papers",
+        ),
         lambda: csv_text(export_frame(papers, data.nodes)),
         file_name=f"{name}.csv",
         mime="text/csv",
@@ -279,18 +283,34 @@ LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
 
 
 def level_picker(data: RunData, *, default: str = "topic") -> str:
-    """Area / topic / subtopic, in the URL as ?level=; only the levels this run has."""
+    """Area / topic / subtopic, in the URL as ?level=; only the levels this run has (or the
+    one `switch_to` handed over)."""
     options = levels(data)
     warn_unknown(state.LEVEL, options)
+    handed = st.session_state.pop(state.HANDED_LEVEL, None)
+    handed = handed if handed in options else None
+    if handed:
+        st.session_state[state.LEVEL] = handed
     return st.radio(
         "Level",
         options,
-        index=options.index(default) if default in options else 0,
+        # With a value set just now, a default too would draw Streamlit's warning.
+        index=None if handed else options.index(default) if default in options else 0,
         key=state.LEVEL,
         bind="query-params",  # the URL holds the option as shown: ?level=area
         horizontal=True,
         help="Areas group related topics; subtopics split the large topics.",
     )
+
+
+def switch_to(page: str, params: dict[str, str], *, level: str | None = None) -> NoReturn:
+    """Open `page` with `params` in its URL. Streamlit refuses to hand over a parameter
+    bound to a widget (the corpus, the level: "Cannot directly set query parameter"), so
+    the corpus stays the session's own and `level` goes through session state, which the
+    next page's `level_picker` applies before it draws itself."""
+    if level is not None:
+        st.session_state[state.HANDED_LEVEL] = level
+    st.switch_page(page, query_params=params)
 
 
 def query_select(
