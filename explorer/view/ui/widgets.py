@@ -283,8 +283,8 @@ LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
 
 
 def level_picker(data: RunData, *, default: str = "topic") -> str:
-    """Area / topic / subtopic, in the URL as ?level=; only the levels this run has (or the
-    one `switch_to` handed over)."""
+    """Area / topic / subtopic, in the URL as ?level=; only the levels this run has. It
+    starts at the level `switch_to` handed over, if there is one."""
     options = levels(data)
     warn_unknown(state.LEVEL, options)
     handed = st.session_state.pop(state.HANDED_LEVEL, None)
