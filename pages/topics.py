@@ -55,7 +55,7 @@ st.dataframe(
 )
 st.download_button(
     "Download topic table (CSV)",
-    csv_text(topic_table(topics)),
+    csv_text(topic_table(topics, data.nodes)),
     file_name=f"{data.corpus}-topics.csv",
     mime="text/csv",
 )

@@ -357,3 +357,25 @@ def test_topics_table_names_no_area_where_the_run_has_no_area_level():
         parent_id=[None, "A0", "A0", "0", "0"]
     )  # one area over two topics: a level of its own
     assert node_table(grouped, "topic")["parent"].tolist() == ["A0", "A0"]
+
+
+def test_the_topics_csv_names_no_area_where_the_run_has_no_area_level():
+    """As the papers' export does: below MIN_TOPICS_FOR_AREAS each topic is its own area."""
+    from explorer.view.store import topic_table
+
+    topics = pd.DataFrame(
+        {
+            "topic_id": ["-1", "0", "1"],
+            "area_id": ["-1", "A0", "A1"],
+            "long_label": ["outliers", "a", "b"],
+            "size": [1, 6, 3],
+            "share": [0.1, 0.6, 0.3],
+            "keywords": [[], ["x", "y"], ["z"]],
+        }
+    )
+    nodes = pd.DataFrame(
+        {"node_id": ["A0", "A1", "0", "1"], "level": ["area", "area", "topic", "topic"]}
+    )
+    assert topic_table(topics, nodes)["area_id"].tolist() == ["", ""]
+    grouped = nodes.iloc[1:].assign(node_id=["A0", "0", "1"])  # one area over two topics
+    assert topic_table(topics, grouped)["area_id"].tolist() == ["A0", "A1"]

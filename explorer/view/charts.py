@@ -540,6 +540,11 @@ def shift_bars(table: pd.DataFrame, name, colors: dict[str, str], limit: int = 1
     return fig
 
 
+# The Sankey's bands pale enough for its labels (dark) to read on them.
+SANKEY_BAND = "rgba(140, 140, 140, 0.25)"
+SANKEY_TEXT = "#262730"
+
+
 def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figure:
     """Matched topics of two corpora as a Sankey: A's topics left, B's right, one band per
     link (its width the smaller topic's size), so splits and merges show as forks."""
@@ -559,7 +564,10 @@ def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figu
                 "value": np.minimum(matches["size_a"], matches["size_b"]).tolist(),
                 "customdata": matches["cosine"].round(3).tolist(),
                 "hovertemplate": "cosine %{customdata}<extra></extra>",
+                "color": SANKEY_BAND,
             },
+            # Plotly's default draws the labels light with a halo, unreadable on the bands.
+            textfont={"color": SANKEY_TEXT, "size": 12, "shadow": "none"},
         )
     )
     fig.update_layout(

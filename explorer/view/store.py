@@ -429,15 +429,18 @@ def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
     return table.sort_values("size", ascending=False, kind="stable").reset_index(drop=True)
 
 
-def topic_table(topics: pd.DataFrame) -> pd.DataFrame:
+def topic_table(topics: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
     """The Topics page's CSV download: one row per topic, long label, keywords joined, and
-    its coherence and stability where the build computed them."""
+    its coherence and stability where the build computed them. Without an area level the
+    area column is empty, as in `export_frame`."""
     columns = ["topic_id", "area_id", "long_label", "size", "share", "keywords"]
     columns += [c for c in ("coherence", "stability") if c in topics]
     table = topics.loc[topics["topic_id"] != OUTLIER_ID, columns].rename(
         columns={"long_label": "label"}
     )
     table["keywords"] = [", ".join(k) for k in table["keywords"]]
+    if "area" not in available_levels(nodes):  # each topic its own area: no area level
+        table["area_id"] = ""
     return table.reset_index(drop=True)
 
 
