@@ -439,7 +439,7 @@ def topic_table(topics: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
         columns={"long_label": "label"}
     )
     table["keywords"] = [", ".join(k) for k in table["keywords"]]
-    if "area" not in available_levels(nodes):  # each topic its own area: no area level
+    if not has_area_level(nodes):  # each topic its own area
         table["area_id"] = ""
     return table.reset_index(drop=True)
 

@@ -65,19 +65,29 @@ def start_server(
 
 
 @contextlib.contextmanager
+def fresh_page(browser, url: str) -> Iterator:
+    """`url` opened in a browser context of its own (1400x1000; no cookie, no session: what
+    a shared link's recipient sees), closed afterwards."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(url)
+        yield page
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
 def page_served(browser, cache: Path, path: str) -> Iterator:
     """A page of a fresh server on `cache`, loaded at `path` (1400x1000), checked for
     exceptions; server and browser context are closed afterwards."""
     proc, url = start_server(cache)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        page = context.new_page()
-        page.goto(f"{url}/{path}")
-        wait_for_app(page)
-        no_exception(page)
-        yield page
+        with fresh_page(browser, f"{url}/{path}") as page:
+            wait_for_app(page)
+            no_exception(page)
+            yield page
     finally:
-        context.close()
         stop_server(proc)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-from tests.e2e.conftest import ARTIFACTS, no_exception, page_served, wait_for_app
+from tests.e2e.conftest import ARTIFACTS, fresh_page, no_exception, page_served, wait_for_app
 from tests.synthetic import write_synthetic_run
 
 pytestmark = pytest.mark.e2e
@@ -135,15 +135,10 @@ def test_shared_link_reproduces_the_view_in_a_fresh_browser(server, browser, pag
     count = _shown(page)
     link = _sidebar_link(page)
     assert link.startswith(f"{server}/topic_map?") and "q=neural" in link, link
-    other = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        fresh = other.new_page()
-        fresh.goto(link)
+    with fresh_page(browser, link) as fresh:
         wait_for_app(fresh)
         assert _shown(fresh) == count
         fresh.screenshot(path=str(ARTIFACTS / "shared_link.png"), full_page=True)
-    finally:
-        other.close()
 
 
 def test_ask_box_s_question_reaches_the_url_and_the_link_reproduces_the_view(server, browser, page):
@@ -165,16 +160,11 @@ def test_ask_box_s_question_reaches_the_url_and_the_link_reproduces_the_view(ser
         timeout=30_000,
     )
     first = _first_match(page)
-    other = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        fresh = other.new_page()
-        fresh.goto(page.url)
+    with fresh_page(browser, page.url) as fresh:
         fresh.get_by_text("Search matches (ringed on the map)").wait_for(timeout=30_000)
         wait_for_app(fresh)
         assert _first_match(fresh) == first
         fresh.screenshot(path=str(ARTIFACTS / "ask_shared_link.png"), full_page=True)
-    finally:
-        other.close()
 
 
 def _first_match(page) -> str:

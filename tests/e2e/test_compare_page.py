@@ -7,7 +7,14 @@ import shutil
 
 import pytest
 
-from tests.e2e.conftest import ARTIFACTS, no_exception, start_server, stop_server, wait_for_app
+from tests.e2e.conftest import (
+    ARTIFACTS,
+    fresh_page,
+    no_exception,
+    start_server,
+    stop_server,
+    wait_for_app,
+)
 from tests.synthetic import write_synthetic_run
 
 pytestmark = pytest.mark.e2e
@@ -60,12 +67,7 @@ def test_two_corpora_of_one_corpus_stay_in_the_link(server, browser, page):
     page.get_by_text("Two corpora", exact=True).click()
     page.wait_for_function("() => location.search.includes('mode=corpora')", timeout=30_000)
     page.get_by_text("Matched topics").wait_for(timeout=60_000)
-    other = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        fresh = other.new_page()
-        fresh.goto(page.url)
+    with fresh_page(browser, page.url) as fresh:
         fresh.get_by_text("Matched topics").wait_for(timeout=60_000)
         wait_for_app(fresh)
         no_exception(fresh)
-    finally:
-        other.close()
