@@ -31,6 +31,7 @@ from bench.common import (
     WORK,
     explorer_cmd,
     require_shared,
+    reuse_embeddings,
     run_child,
     timed,
     write_results,
@@ -252,6 +253,7 @@ def main() -> None:
     require_shared(PAPERLISTS)
     cache = WORK / "quality"  # kept between runs: the embeddings are computed once
     cache.mkdir(parents=True, exist_ok=True)
+    reuse_embeddings(cache)  # the real abstracts, when an earlier benchmark embedded them
     results = {}
     for name, inputs in {**CORPORA, "www": WWW}.items():
         print(f"Quality: {name}…", flush=True)

@@ -183,7 +183,7 @@ FULL_MODULES = (
     ("bench.neighbours", "Exact vs approximate neighbours (23k real, 100k and 1M synthetic)"),
     ("bench.quality", "Topic quality at every level vs stock (three mixes and WWW 2025)"),
     ("bench.reproducibility", "How far another machine's run may differ (ICML 2013-2019)"),
-    # Last: hours here, and not yet run to the end on a 2-core machine (docs/scale.md).
+    # Last: ~50 min on a 2-core machine (row 11b, docs/scale.md).
     ("bench.scale --papers 1000000", "1,000,000 papers (synthetic corpus), built and served"),
 )
 
@@ -727,7 +727,7 @@ def main() -> None:
         "--no-scale", action="store_true", help="full: skip the ~14.5k and ~23k corpora"
     )
     parser.add_argument(
-        "--skip-quick", action="store_true", help="full: only the cold, incremental and scale parts"
+        "--skip-quick", action="store_true", help="full: everything but the quick part"
     )
     args = parser.parse_args()
     if args.mode == "quick":

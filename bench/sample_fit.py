@@ -44,14 +44,13 @@ lacks is embedded here first).
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-from bench.common import PAPERLISTS, WORK, require_shared, write_results
+from bench.common import PAPERLISTS, WORK, require_shared, reuse_embeddings, write_results
 
 
 def matched_share(a: np.ndarray, b: np.ndarray) -> float:
@@ -243,9 +242,7 @@ def main() -> None:
     cache = WORK / "sample-fit"
     cache.mkdir(parents=True, exist_ok=True)
     prepare_environment(cache)
-    if (WORK / "engines-local" / "embeddings").is_dir():  # content-addressed: reuse
-        shutil.copytree(WORK / "engines-local" / "embeddings", cache / "embeddings",
-                        dirs_exist_ok=True)  # fmt: skip
+    reuse_embeddings(cache)
     corpus = Corpus(cache)
     full, result = _full_fits(corpus)
     for size in (int(s) for s in args.sizes.split(",")):
