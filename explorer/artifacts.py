@@ -170,7 +170,8 @@ def check_corpus_name(name: str) -> str:
     if not NAME_RE.fullmatch(name) or ".." in name or name in RESERVED_NAMES:
         raise InputError(
             f"corpus name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit (not 'embeddings', 'models', 'numba' or 'reductions')"
+            "starting with a letter or digit, no '..' (not 'embeddings', 'models', 'numba', "
+            "'reductions' or 'latest')"
         )
     return name
 
