@@ -3,9 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.artifacts import level_of, topic_of
 from explorer.view import charts
-from explorer.view.store import class_counts, largest_topic_of, nodes_at, ranked_terms
+from explorer.view.store import class_counts, nodes_at, opened_by, ranked_terms
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import colors, current, levels
 from explorer.view.ui.router import ensure_router
@@ -43,7 +42,10 @@ left, right = st.columns([3, 2])
 with left:
     level = level_picker(data, default="area")
     st.subheader(md_format("{level} by size", level=LEVEL_NAMES[level]))
-    st.caption("Click a bar to open it on the Topics page.")
+    if level == "area":
+        st.caption("Click a bar to open its largest topic on the Topics page.")
+    else:
+        st.caption("Click a bar to open it on the Topics page.")
     event = st.plotly_chart(
         charts.node_sizes(nodes_at(data.nodes, level), colors(data)),
         on_select="rerun",
@@ -52,10 +54,8 @@ with left:
     )
     points = event.selection.points if event else []
     if points:
-        node = str(points[0]["customdata"][0])
-        area = level_of(node) == "area"
-        topic = largest_topic_of(data.nodes, node) if area else topic_of(node)
-        switch_to("pages/topics.py", {"topic": topic}, level=level)
+        topic, opened_level = opened_by(data.nodes, str(points[0]["customdata"][0]))
+        switch_to("pages/topics.py", {"topic": topic}, level=opened_level)
 with right:
     status = class_counts(papers, "status")
     if len(status) > 1 or status["status"].iloc[0] != "(none)":
@@ -65,6 +65,11 @@ with right:
     st.subheader("Venues")
     st.dataframe(venues, hide_index=True)
     st.subheader("Top keywords")
+    st.caption(
+        "Most characteristic of this corpus first, not most frequent: papers using a term, "
+        "weighted by how specific it is to a field and how much more often this corpus uses "
+        "it than venues typically do."
+    )
     # Ranked by papers x specificity x lift over the venues: subjects, not boilerplate.
     top = (
         ranked_terms(data.vocab, len(data.built_papers))

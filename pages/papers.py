@@ -81,6 +81,8 @@ if paper_id:
         data.topics[["topic_id", "label"]], on="topic_id"
     )
     left, right = st.columns([3, 2])
+    left.caption("Its closest topics (score: its share of the paper's topic distribution)")
+    right.caption("This paper (star) among its topic's papers on the map")
     left.dataframe(dist[["rank", "topic_id", "label", "score"]], hide_index=True)
     # Only what the small map draws: a topic can hold ~400,000 of a million papers.
     same_topic = data.papers.loc[

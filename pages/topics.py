@@ -153,6 +153,10 @@ with tab_tree:
         column_config={"open": st.column_config.LinkColumn("", display_text="open")},
     )
 with tab_map:
+    st.caption(
+        "Each circle is a topic, marked with its id and sized by its papers; circles close "
+        "together are topics whose papers are alike. Hover for a topic's label."
+    )
     st.plotly_chart(charts.intertopic_map(topics, colors(data)), key="intertopic")
 with tab_heat:
     st.plotly_chart(charts.similarity_heatmap(data.topic_similarity, topics), key="heat")

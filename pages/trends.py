@@ -62,7 +62,9 @@ classes = [d for d in ("status", "track", "venue") if len(per_run(data, _values,
 
 st.title("Trends")
 # The type-ahead offers the corpus vocabulary (words and two-word phrases), most
-# characteristic first (papers x specificity), boilerplate last.
+# characteristic first (papers x specificity), boilerplate last. Each pick is a line of
+# the charts, so the dropdown offers no "Select N matches": Enter after typing "bandit"
+# would otherwise add every phrase holding it.
 options = per_run(data, _options)
 default = default_keywords(data)
 warn_unknown(state.KEYWORDS, options)
@@ -72,6 +74,7 @@ terms = st.multiselect(
     default=default,
     key=state.KEYWORDS,
     bind="query-params",
+    select_all=False,
 )
 level = level_picker(data)
 node_ids = nodes_at(data.nodes, level)["node_id"].tolist()
@@ -83,6 +86,7 @@ picked_topics = st.multiselect(
     key=state.TREND_TOPICS,
     bind="query-params",
     format_func=name,
+    select_all=False,
 )
 
 over_time, across, rising, topics_time = st.tabs(
@@ -171,15 +175,32 @@ with rising:
             )
             st.plotly_chart(charts.rising_falling(ranked), key="rise_chart")
             cols = st.columns(2)
+            shares = {  # shown as percentages, as every other share on these pages
+                c: st.column_config.NumberColumn(format="percent")
+                for c in ranked.columns
+                if str(c).startswith("share_")
+            }
             cols[0].markdown(md_format("**Rising towards {value}**", value=after))
-            cols[0].dataframe(ranked.head(15), hide_index=True, key="rising_table")
+            cols[0].dataframe(
+                ranked.head(15), hide_index=True, key="rising_table", column_config=shares
+            )
             cols[1].markdown(md_format("**Falling towards {value}**", value=after))
-            cols[1].dataframe(ranked.tail(15).iloc[::-1], hide_index=True, key="falling_table")
+            cols[1].dataframe(
+                ranked.tail(15).iloc[::-1], hide_index=True, key="falling_table",
+                column_config=shares,
+            )  # fmt: skip
 
 with topics_time:
     if len(years) < 2:
         st.info("Topics over time need papers from at least two years.")
     else:
+        st.caption(
+            md_format(
+                "Each band is one {level}'s share of that year's papers; the outliers (in no "
+                "topic) make up the rest of each year's 100%.",
+                level=level,
+            )
+        )
         fig = charts.topic_area(per_run(data, _node_trend, level, "year", ()), colors(data))
         st.plotly_chart(fig, key="topic_area")
         chart_download(fig, f"{data.corpus}-topics-over-time", key="dl_topic_area")

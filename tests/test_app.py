@@ -250,6 +250,9 @@ def test_planted_rising_term_ranks_first(trend_cache, monkeypatch):
     assert set(rising["term"].head(3)) == {"zorblax", "quuxification", "zorblax quuxification"}
     assert rising["z"].iloc[2] > rising["z"].iloc[3]
     assert "zorblax" in at.multiselect(key="kw").value  # the default picks the top risers
+    # Every pick is a chart line: no "Select N matches" (Enter would add them all).
+    assert at.multiselect(key="kw").proto.select_all == 0
+    assert at.multiselect(key="trend_topics").proto.select_all == 0
 
 
 @pytest.mark.realbuild
@@ -301,15 +304,27 @@ def test_paper_detail_has_its_topic_map(app, seed_run):
 
 
 def test_semantic_search_ranks_and_shares_via_url(app, seed_run):
+    from explorer.view.ui.search import result_count
+
     papers = seed_run.table("papers")
     spiking = papers.loc[papers["abstract"].str.contains("spiking", case=False), "title"]
     at = run_page(app, "papers", ask="spiking neural networks")
     results = at.dataframe[0].value
     assert "score" in results.columns and results["score"].is_monotonic_decreasing
     assert set(results["title"].head(3)) & set(spiking)
+    assert len(results) == result_count(len(papers)) < len(papers)  # not the whole corpus
     assert at.text_input(key="ask").value == "spiking neural networks"
     assert "Keyword (TF-IDF) ranking" not in texts(at) + "".join(shown(i.value) for i in at.info)
     assert "(score: cosine similarity)" in texts(at)
+
+
+def test_the_share_link_names_the_corpus_even_when_it_is_the_default(app, seed_run):
+    """Streamlit leaves the default corpus (the first by name) out of the URL; a link
+    without it would open another corpus once one named before it is built."""
+    at = run_page(app, "topic_map", ask="spiking neural networks")
+    assert "corpus" not in at.query_params  # the picker's default: Streamlit's URL omits it
+    (link,) = [c.value for c in at.sidebar.code]
+    assert f"corpus={seed_run.corpus}" in link and "ask=spiking" in link
 
 
 def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run, monkeypatch):

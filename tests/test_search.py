@@ -58,3 +58,11 @@ def test_tf_idf_fallback_finds_them_too(seed_run, query, needle):
     index = search.build_lexical_index(papers["title"] + " " + papers["abstract"])
     best = search.top(search.lexical_scores(index, query), papers.index.to_numpy(), 3)
     assert _row_of(papers, needle) in best
+
+
+def test_a_search_lists_at_most_a_quarter_of_a_small_corpus():
+    from explorer.view.ui.search import MIN_RESULTS, RESULTS, result_count
+
+    assert result_count(38) == 10  # the seed corpus: not every paper ringed
+    assert result_count(8) == MIN_RESULTS and result_count(2) == MIN_RESULTS  # top() trims
+    assert result_count(200) == RESULTS == result_count(1_000_000)

@@ -9,6 +9,7 @@ from explorer.view.store import (
     contrast_keywords,
     filter_papers,
     node_table,
+    opened_by,
     selection_to_ids,
     term_document_frequency,
     topic_mix,
@@ -379,3 +380,20 @@ def test_the_topics_csv_names_no_area_where_the_run_has_no_area_level():
     assert topic_table(topics, nodes)["area_id"].tolist() == ["", ""]
     grouped = nodes.iloc[1:].assign(node_id=["A0", "0", "1"])  # one area over two topics
     assert topic_table(topics, grouped)["area_id"].tolist() == ["A0", "A1"]
+
+
+def test_a_click_on_an_area_opens_its_largest_topic_among_the_topics():
+    """The Topics page's detail shows a topic: opened with the table at the area level, it
+    read as if the topic were the clicked area."""
+    nodes = pd.DataFrame(
+        {
+            "node_id": ["A0", "A1", "0", "1", "2", "0.0", "0.1"],
+            "level": ["area", "area", "topic", "topic", "topic", "subtopic", "subtopic"],
+            "parent_id": [None, None, "A1", "A1", "A0", "0", "0"],
+            "size": [3, 9, 4, 5, 3, 2, 2],
+        }
+    )
+    assert opened_by(nodes, "A1") == ("1", "topic")  # the larger of its two topics
+    assert opened_by(nodes, "A0") == ("2", "topic")
+    assert opened_by(nodes, "1") == ("1", "topic")
+    assert opened_by(nodes, "0.1") == ("0", "subtopic")  # its topic, at the level clicked

@@ -34,6 +34,10 @@ DENSITY_BINS = 200
 # Characters of a title shown in a hover.
 HOVER_CHARS = 90
 MARGIN = {"l": 0, "r": 0, "t": 10, "b": 0}
+# Text drawn over coloured marks (topic bubbles, pale Sankey bands): dark, with a white
+# halo where the mark under it may be dark too, so it reads on any palette colour.
+DARK_TEXT = "#262730"
+HALO = "0 0 2px #ffffff, 0 0 3px #ffffff"
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
@@ -342,6 +346,7 @@ def intertopic_map(topics: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
             y=real["dist_y"],
             mode="markers+text",
             text=[str(t) for t in real["topic_id"]],
+            textfont={"color": DARK_TEXT, "size": 11, "shadow": HALO},
             marker={
                 "size": 8 + 40 * np.sqrt(real["size"] / max(real["size"].max(), 1)),
                 "color": [colors.get(str(t), OUTLIER_COLOR) for t in real["topic_id"]],
@@ -540,9 +545,8 @@ def shift_bars(table: pd.DataFrame, name, colors: dict[str, str], limit: int = 1
     return fig
 
 
-# The Sankey's bands pale enough for its labels (dark) to read on them.
+# The Sankey's bands pale enough for its labels (DARK_TEXT) to read on them.
 SANKEY_BAND = "rgba(140, 140, 140, 0.25)"
-SANKEY_TEXT = "#262730"
 
 
 def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figure:
@@ -567,7 +571,7 @@ def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figu
                 "color": SANKEY_BAND,
             },
             # Plotly's default draws the labels light with a halo, unreadable on the bands.
-            textfont={"color": SANKEY_TEXT, "size": 12, "shadow": "none"},
+            textfont={"color": DARK_TEXT, "size": 12, "shadow": "none"},
         )
     )
     fig.update_layout(

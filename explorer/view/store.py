@@ -12,7 +12,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from explorer.artifacts import OUTLIER_ID, OUTLIER_LABEL, has_area_level, id_order, leaf_ids
+from explorer.artifacts import (
+    OUTLIER_ID,
+    OUTLIER_LABEL,
+    has_area_level,
+    id_order,
+    leaf_ids,
+    level_of,
+    topic_of,
+)
 
 EXPORT_COLUMNS = (
     "paper_id", "title", "authors", "venue", "year", "status",
@@ -68,10 +76,17 @@ def nodes_at(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
     return nodes[(nodes["level"] == "subtopic") | leaf_topics]
 
 
-def largest_topic_of(nodes: pd.DataFrame, area: str) -> str:
-    """The largest topic of an area (what a click on the area opens)."""
-    topics = nodes[(nodes["level"] == "topic") & (nodes["parent_id"] == area)]
-    return str(topics.sort_values("size", ascending=False, kind="stable")["node_id"].iloc[0])
+def opened_by(nodes: pd.DataFrame, node: str) -> tuple[str, str]:
+    """The topic, and the level, the Topics page opens at for a click on `node` (its detail
+    shows a topic): a topic or subtopic opens its topic at its own level; an area opens its
+    largest topic among the topics (a table of areas above one topic's detail reads as if
+    the topic were the area)."""
+    level = level_of(node)
+    if level != "area":
+        return topic_of(node), level
+    topics = nodes[(nodes["level"] == "topic") & (nodes["parent_id"] == node)]
+    largest = topics.sort_values("size", ascending=False, kind="stable")["node_id"].iloc[0]
+    return str(largest), "topic"
 
 
 def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:

@@ -9,6 +9,8 @@ over titles and abstracts, with a notice that says so.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -29,6 +31,10 @@ from explorer.view.ui.data import (
 from explorer.view.ui.widgets import paper_table
 
 RESULTS = 50
+# Yet never more than this share of the papers searched (and at least MIN_RESULTS): among
+# the 38 seed papers fifty "best" matches would be all of them, every point ringed.
+RESULT_SHARE = 0.25
+MIN_RESULTS = 5
 SCORE_KINDS = {"semantic": "cosine similarity", "tf-idf": "TF-IDF match, not semantic"}
 
 
@@ -79,6 +85,11 @@ def _unavailable(onnx: artifacts.EncoderRef | None) -> str:
     return "onnxruntime and tokenizers are not installed here (pip install -r requirements.txt)"
 
 
+def result_count(searched: int) -> int:
+    """How many best matches a search among `searched` papers lists (and the map rings)."""
+    return min(RESULTS, max(MIN_RESULTS, math.ceil(RESULT_SHARE * searched)))
+
+
 def matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame, str | None]:
     """The best matches for `query` among the papers passing `filters` (with a `score`),
     and why the ranking is not semantic when it is not; kept per view."""
@@ -87,7 +98,8 @@ def matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame, 
 
 def _matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame, str | None]:
     ranked, how, reason = scores(data, query)
-    best = search.top(ranked, filtered(data, filters).index.to_numpy(), RESULTS)
+    searched = filtered(data, filters).index.to_numpy()
+    best = search.top(ranked, searched, result_count(len(searched)))
     found = data.papers.loc[best].assign(score=ranked[best].astype(np.float32))
     if how == "tf-idf":
         found = found[found["score"] > 0]

@@ -404,7 +404,9 @@ def chart_download(fig, name: str, *, key: str) -> None:
 
 
 def share_link(url_path: str) -> str:
-    """The address that reproduces this view: page path plus every query parameter."""
+    """The address that reproduces this view: page path plus every query parameter, and
+    always the corpus: Streamlit leaves a bound widget's default out of the URL, and the
+    default corpus (the first by name) changes when a corpus named before it is built."""
     from urllib.parse import urlencode
 
     base = (st.context.url or "").rstrip("/")
@@ -412,6 +414,9 @@ def share_link(url_path: str) -> str:
     if url_path and base.endswith("/" + url_path):
         base = base[: -len(url_path) - 1]
     pairs = [(k, v) for k in st.query_params for v in st.query_params.get_all(k)]
+    corpus = st.session_state.get(state.CORPUS)
+    if corpus and state.CORPUS not in st.query_params:
+        pairs.insert(0, (state.CORPUS, str(corpus)))
     query = urlencode(pairs)
     path = f"{base}/{url_path}" if url_path else (base or "/")
     return f"{path}?{query}" if query else path
