@@ -43,12 +43,14 @@ def _node_trend(data, level, dimension, nodes):
     return node_trend(data.papers, groups, data.nodes, dimension, list(nodes) or None)
 
 
-def _share_table(trend, key):
-    st.dataframe(
-        trend,
+def _share_table(table, key, container=st):
+    """A table whose shares (`share`, `share_<value>`) read as percentages."""
+    percent = st.column_config.NumberColumn(format="percent")
+    container.dataframe(
+        table,
         hide_index=True,
         key=key,
-        column_config={"share": st.column_config.NumberColumn(format="percent")},
+        column_config={c: percent for c in table.columns if str(c).startswith("share")},
     )
 
 
@@ -175,20 +177,10 @@ with rising:
             )
             st.plotly_chart(charts.rising_falling(ranked), key="rise_chart")
             cols = st.columns(2)
-            shares = {  # shown as percentages, as every other share on these pages
-                c: st.column_config.NumberColumn(format="percent")
-                for c in ranked.columns
-                if str(c).startswith("share_")
-            }
             cols[0].markdown(md_format("**Rising towards {value}**", value=after))
-            cols[0].dataframe(
-                ranked.head(15), hide_index=True, key="rising_table", column_config=shares
-            )
+            _share_table(ranked.head(15), "rising_table", cols[0])
             cols[1].markdown(md_format("**Falling towards {value}**", value=after))
-            cols[1].dataframe(
-                ranked.tail(15).iloc[::-1], hide_index=True, key="falling_table",
-                column_config=shares,
-            )  # fmt: skip
+            _share_table(ranked.tail(15).iloc[::-1], "falling_table", cols[1])
 
 with topics_time:
     if len(years) < 2:
