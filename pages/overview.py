@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view import charts
-from explorer.view.store import class_counts, nodes_at, opened_by, ranked_terms
+from explorer.view.store import class_counts, nodes_at, one_per_form, opened_by, ranked_terms
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import colors, current, levels
 from explorer.view.ui.router import ensure_router
@@ -68,11 +68,12 @@ with right:
     st.caption(
         "Most characteristic of this corpus first, not most frequent: papers using a term, "
         "weighted by how specific it is to a field and how much more often this corpus uses "
-        "it than venues typically do."
+        "it than venues typically do. One form per term: the better ranked of "
+        "'algorithm' and 'algorithms' is listed, with its own count."
     )
     # Ranked by papers x specificity x lift over the venues: subjects, not boilerplate.
     top = (
-        ranked_terms(data.vocab, len(data.built_papers))
+        one_per_form(ranked_terms(data.vocab, len(data.built_papers)), data.vocab)
         .head(20)[["term", "df"]]
         .rename(columns={"df": "papers"})
     )

@@ -162,9 +162,15 @@ def selection(data: RunData, selected) -> None:
     with right:
         st.markdown("**Keywords that set the selection apart**")
         rows = data.row_of(selected["paper_id"])
+        percent = st.column_config.NumberColumn(format="percent")
         st.dataframe(
             contrast_keywords(data.doc_terms_indptr, data.doc_terms_indices, data.vocab, rows),
             hide_index=True,
+            column_config={
+                "selected_share": percent,
+                "corpus_share": percent,
+                "score": st.column_config.NumberColumn(format="%.3f"),
+            },
         )
     paper_table(selected, data=data, key="selected_papers", download=f"{data.corpus}-selection")
 

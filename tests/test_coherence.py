@@ -185,6 +185,32 @@ def test_keywords_the_venues_use_as_often_come_after_the_corpus_subjects():
     assert store.ranked_terms(vocab, 40)["term"].tolist() == ["galaxy", "extensive"]
 
 
+def test_top_keyword_lists_show_one_inflection_of_a_term():
+    """ "algorithms" and "algorithm" took two of the Overview's twenty places on ICML
+    2013-2019: the vocabulary names each term's form, and the lists keep its best-ranked
+    inflection only (the selection's contrast keywords, the Overview, Trends' first terms)."""
+    docs = [
+        "Bandit algorithms for galaxy surveys.",
+        "Bandit algorithms and galaxy shapes.",
+        "An algorithm for galaxy shapes.",
+        "Stars and bandit regret.",
+        "Stars and quasars.",
+    ]
+    matrix, vocabulary = document_terms(docs, min_df=1)
+    vocab = vocabulary_table(matrix, vocabulary)
+    form = dict(zip(vocab["term"], vocab["form"], strict=True))
+    assert form["algorithms"] == form["algorithm"] == "algorithm"
+    assert form["bandit algorithms"] == "bandit algorithm" != form["galaxy"]
+    ranked = store.one_per_form(store.ranked_terms(vocab, len(docs)), vocab)["term"].tolist()
+    assert "algorithms" in ranked and "algorithm" not in ranked  # 2 papers against 1
+    assert set(ranked) == set(vocab["term"]) - {"algorithm"}
+    top = store.contrast_keywords(matrix.indptr, matrix.indices, vocab, np.arange(3), top=50)
+    assert "algorithms" in set(top["term"]) and "algorithm" not in set(top["term"])
+    # A run built before the vocabulary had forms keeps every term.
+    old = vocab.drop(columns="form")
+    assert len(store.one_per_form(store.ranked_terms(old, 5), old)) == len(old)
+
+
 def test_contrast_keywords_never_offer_boilerplate():
     docs, members, _ = _corpus()
     matrix, vocabulary = document_terms(docs, min_df=1)
@@ -268,3 +294,10 @@ def test_trends_preselects_rising_subjects_not_rising_boilerplate():
     assert store.preselected_terms(keywords, vocab, 80, n=2) == ["galaxy", "stars"]
     one_year = keywords[keywords["value"] == "2020"]
     assert store.preselected_terms(one_year, vocab, 40, n=1) == ["galaxy"]
+    # One form per term, boilerplate out first: "neural" rising fastest of the form it
+    # shares with "neurals" (a crude singular joins them) does not hide the subject.
+    renamed = keywords.replace({"stars": "neurals"})
+    forms = vocab.replace({"stars": "neurals"}).assign(form=["neural", "galaxy", "neural"])
+    assert store.preselected_terms(renamed, forms, 80, n=2) == ["galaxy", "neurals"]
+    twins = forms.assign(specificity=[1.0, 1, 1])  # both subjects: the faster riser only
+    assert store.preselected_terms(renamed, twins, 80, n=3) == ["neural", "galaxy"]

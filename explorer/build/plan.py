@@ -62,7 +62,8 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #      first), not from each topic's abstracts joined and analysed again
 #  15: the merge tree's parents named by their topics' top words together (boilerplate out),
 #      not by BERTopic's four best c-TF-IDF words
-PIPELINE_VERSION = 15
+#  16: the vocabulary gains `form` (each word singular): top keywords show one inflection
+PIPELINE_VERSION = 16
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

@@ -285,8 +285,11 @@ def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
     """Each term's id, text, document frequency over the whole corpus, specificity against
     the venue background (0 for boilerplate) and typical share of the venues' abstracts
     using it (`explorer/build/background.py`): the views rank keywords by these, so a
-    corpus's top terms are its subjects."""
+    corpus's top terms are its subjects. Its `form` (`terms.term_form`) is shared by a
+    term's inflections, so a list of top keywords shows "algorithms" or "algorithm", not
+    both."""
     from explorer.build.background import specificities, typical_shares
+    from explorer.build.terms import term_form
 
     terms = [str(t) for t in vocabulary]
     specific = specificities(terms)
@@ -297,6 +300,7 @@ def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
             "df": np.asarray(matrix.sum(axis=0)).ravel().astype(np.int32),
             "specificity": specific.astype(np.float32),
             "background_share": typical_shares(terms).astype(np.float32),
+            "form": [term_form(t) for t in terms],
         }
     )
 

@@ -26,6 +26,12 @@ def singular(word: str) -> str:
     return word
 
 
+def term_form(term: str) -> str:
+    """The term with each word singular ("graph neural networks" -> "graph neural
+    network"): the vocabulary's `form`, by which the views show one inflection of a term."""
+    return " ".join(singular(w) for w in term.split())
+
+
 def _common_prefix(a: str, b: str) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):

@@ -393,6 +393,19 @@ def ranked_terms(vocab: pd.DataFrame, n_docs: int) -> pd.DataFrame:
     return ranked.drop(columns="weight").reset_index(drop=True)
 
 
+def one_per_form(ranked: pd.DataFrame, vocab: pd.DataFrame) -> pd.DataFrame:
+    """The ranked terms (a frame with `term`, best first), each term's inflections after
+    its first left out ("algorithms" ranked first hides "algorithm"), by the vocabulary's
+    `form`; a run built before it had one keeps every term."""
+    if "form" not in vocab:
+        return ranked
+    if "form" in ranked:  # ranked from the vocabulary itself (`ranked_terms`)
+        form = ranked["form"]
+    else:
+        form = ranked["term"].map(dict(zip(vocab["term"], vocab["form"], strict=True)))
+    return ranked[~form.duplicated().to_numpy()].reset_index(drop=True)
+
+
 def contrast_keywords(
     indptr: np.ndarray,
     indices: np.ndarray,
@@ -403,7 +416,7 @@ def contrast_keywords(
 ) -> pd.DataFrame:
     """Terms that characterise `rows` against the whole corpus, c-TF-IDF style:
     share of selected papers using the term x log(1 + corpus size / corpus df), times the
-    term's specificity (boilerplate scores 0)."""
+    term's specificity (boilerplate scores 0); one inflection per term (`one_per_form`)."""
     n_docs = len(indptr) - 1
     selected = term_document_frequency(
         indptr, indices, np.asarray(rows, dtype=np.int64), len(vocab)
@@ -413,7 +426,11 @@ def contrast_keywords(
     score = (selected / max(len(rows), 1)) * np.log1p(n_docs / np.maximum(corpus_df, 1))
     score = score * term_specificity(vocab)
     score[selected < min_count] = 0
-    best = [i for i in np.argsort(-score, kind="stable")[:top] if score[i] > 0]
+    order = np.argsort(-score, kind="stable")
+    order = order[score[order] > 0]
+    if "form" in vocab:  # the best-scoring inflection of each term
+        order = order[~pd.Series(vocab["form"].to_numpy()[order]).duplicated().to_numpy()]
+    best = order[:top]
     return pd.DataFrame(
         {
             "term": vocab["term"].to_numpy()[best],
@@ -528,10 +545,12 @@ def preselected_terms(
     year, the corpus's most characteristic terms."""
     years = class_values(keywords, "year")
     if len(years) < 2:
-        return ranked_terms(vocab, n_docs)["term"].head(n).tolist()
-    risers = rising_terms(keywords, vocab, "year", years[0], years[-1])["term"]
+        return one_per_form(ranked_terms(vocab, n_docs), vocab)["term"].head(n).tolist()
+    risers = rising_terms(keywords, vocab, "year", years[0], years[-1])
     subjects = set(vocab["term"][term_specificity(vocab) > 0])
-    return [t for t in risers if t in subjects][:n]
+    # Boilerplate out before forms fold, so "new" rising faster never hides "news".
+    risers = one_per_form(risers[risers["term"].isin(subjects)], vocab)
+    return risers["term"].head(n).tolist()
 
 
 # The rising terms' Dirichlet prior, in pseudo-papers spread over the vocabulary by corpus
