@@ -210,21 +210,28 @@ def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
     return {"ours": ours, "stock": scored(stock)}
 
 
-def _words(text: str) -> set[str]:
+def label_words(text: str) -> set[str]:
+    """A label's or keyword list's words, stop words out: what a keyword hit compares."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return {w for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS}
+
+
+def keyword_words() -> dict[str, set[str]]:
+    """WWW 2025's papers, by lower-cased title: the words of their author keywords."""
+    keywords = {}
+    for entry in json.loads((PAPERLISTS / "www" / "www2025.json").read_text()):
+        text = entry.get("keywords") or ""
+        text = "; ".join(text) if isinstance(text, list) else str(text)
+        keywords[str(entry.get("title", "")).strip().lower()] = label_words(text)
+    return keywords
 
 
 def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
     """Share of WWW papers whose author keywords share a word with their leaf's label."""
     from explorer.view.store import level_ids
 
-    keywords = {}
-    for entry in json.loads((PAPERLISTS / "www" / "www2025.json").read_text()):
-        text = entry.get("keywords") or ""
-        text = "; ".join(text) if isinstance(text, list) else str(text)
-        keywords[str(entry.get("title", "")).strip().lower()] = _words(text)
+    keywords = keyword_words()
     papers, nodes = run.table("papers"), run.table("nodes")
     label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
     leaf = level_ids(papers, "subtopic").astype(str)
@@ -234,12 +241,12 @@ def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
         if not words:
             continue
         total += 1
-        ours += bool(words & _words(label.get(node, "")))
+        ours += bool(words & label_words(label.get(node, "")))
         topic = int(topics[i])  # stock's outliers (-1) get no topic words: no credit
         stock_words = (
             " ".join(w for w, _ in (model.get_topic(topic) or [])[:10]) if topic >= 0 else ""
         )
-        stock += bool(words & _words(stock_words))
+        stock += bool(words & label_words(stock_words))
     return {
         "papers_with_keywords": total,
         "ours_share": round(ours / max(total, 1), 4),

@@ -182,6 +182,7 @@ FULL_MODULES = (
     ("bench.scale --papers 100000 --full-fit", "100,000 papers, every paper fitted (no sample)"),
     ("bench.neighbours", "Exact vs approximate neighbours (23k real, 100k and 1M synthetic)"),
     ("bench.quality", "Topic quality at every level vs stock (three mixes and WWW 2025)"),
+    ("bench.label_limits", "Why issue 29's diversity and keyword-hit targets are unmet"),
     ("bench.reproducibility", "How far another machine's run may differ (ICML 2013-2019)"),
     # Last: ~50 min on a 2-core machine (row 11b, docs/scale.md).
     ("bench.scale --papers 1000000", "1,000,000 papers (synthetic corpus), built and served"),
@@ -675,7 +676,7 @@ def _quality_rows() -> list[str]:
             f"{www['stock_share']:.1%}; {www['papers_with_keywords']} papers with keywords): "
             f"{'pass' if met else '**fail**'}.",
         ]
-    return rows + _coherence_rows(quality)
+    return rows + _coherence_rows(quality) + _label_limits_rows()
 
 
 def _coherence_rows(quality: dict) -> list[str]:
@@ -703,6 +704,50 @@ def _coherence_rows(quality: dict) -> list[str]:
             f"{spread} · {ours['leaf']['diversity']} ({stock['diversity']}) | {faults} | "
             f"{'pass' if ok else '**fail**'} |"
         )
+    return rows
+
+
+def _label_limits_rows() -> list[str]:
+    """Top words chosen four ways, in sample and held out, and WWW's keyword hit against
+    label length (bench/label_limits.py): why two of issue 29's targets are not met."""
+    limits = _load("label-limits")
+    if not limits:
+        return []
+    rows = [
+        "",
+        "Top words chosen four ways (bench/label_limits.py; mean NPMI / diversity of the "
+        "leaves, the lowest diversity of any level; held out: chosen from the even-numbered "
+        "abstracts, NPMI over the odd ones):",
+        "",
+        "| corpus | top words | in sample: leaves | lowest diversity | held out: leaves |",
+        "|---|---|---|---|---|",
+    ]
+    for name, entry in limits["corpora"].items():
+        inside, outside = entry["coherence"]["in_sample"], entry["coherence"]["held_out"]
+        for way, levels in inside.items():
+            leaf, held = levels["leaf"], outside[way]["leaf"]
+            lowest = min(q["diversity"] for q in levels.values())
+            rows.append(
+                f"| {name} | {way} | {leaf['npmi']} / {leaf['diversity']} | {lowest} | "
+                f"{held['npmi']} / {held['diversity']} |"
+            )
+    if hits := limits["corpora"].get("www", {}).get("hit_by_phrases"):
+        cells = "; ".join(
+            f"{k}: {h['hit']:.1%} ({h['chars']:.0f} characters)"
+            for k, h in hits.items()
+            if k != "map"
+        )
+        short = hits.get("map")
+        rows += [
+            "",
+            f"WWW 2025 keyword hit of a leaf's first k label phrases (mean length): {cells}"
+            + (
+                f"; the map's short label {short['hit']:.1%} ({short['chars']:.0f})"
+                if short
+                else ""
+            )
+            + f". Measured {limits['when'][:10]}.",
+        ]
     return rows
 
 

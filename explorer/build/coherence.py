@@ -36,18 +36,20 @@ def npmi(matrix: csr_matrix, columns: Sequence[int]) -> float:
     columns = list(dict.fromkeys(int(c) for c in columns))
     if len(columns) < 2 or matrix.shape[0] == 0:
         return float("nan")
-    sub = (matrix[:, columns] > 0).astype(np.float64)
-    n = matrix.shape[0]
-    joint = np.asarray((sub.T @ sub).todense()) / n
+    return float(np.mean(pair_npmi(matrix, columns)[np.triu_indices(len(columns), k=1)]))
+
+
+def pair_npmi(matrix: csr_matrix, columns: Sequence[int]) -> np.ndarray:
+    """NPMI of every pair of `columns` (distinct) of a binary document x term matrix, as a
+    square array (its diagonal means nothing): what `npmi` averages, and what
+    bench/label_limits.py picks words by."""
+    sub = (matrix[:, list(columns)] > 0).astype(np.float64)
+    joint = np.asarray((sub.T @ sub).todense()) / matrix.shape[0]
     single = np.diag(joint).copy()
-    upper = np.triu_indices(len(columns), k=1)
-    p_ab = joint[upper]
-    p_a, p_b = single[upper[0]], single[upper[1]]
     with np.errstate(divide="ignore", invalid="ignore"):
-        value = np.log(p_ab / (p_a * p_b)) / -np.log(p_ab)
-    value = np.where(p_ab == 0, -1.0, value)
-    value = np.where(p_ab >= 1, 1.0, value)  # a pair in every document: -log p = 0
-    return float(np.mean(value))
+        value = np.log(joint / np.outer(single, single)) / -np.log(joint)
+    value = np.where(joint == 0, -1.0, value)
+    return np.where(joint >= 1, 1.0, value)  # a pair in every document: -log p = 0
 
 
 def diversity(word_lists: Sequence[Sequence[str]]) -> float:
@@ -111,6 +113,19 @@ def ranked_words(
     is their specificity when the caller has it already (the build's vocabulary table), so
     it is not scored twice. `by_specificity` weights each score by it, as labels are
     weighted: a name, where coherent words matter less than telling words."""
+    rows, cols, _ = scored_words(counts, weights=weights, by_specificity=by_specificity)
+    bounds = np.searchsorted(rows, np.arange(counts.df.shape[0] + 1))
+    names = counts.names
+    return [
+        [str(names[c]) for c in cols[a:b][:n]] for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+
+
+def scored_words(
+    counts: WordCounts, *, weights: np.ndarray | None = None, by_specificity: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (node, single word, score) `ranked_words` ranks from, by node and best first
+    (ties by word), boilerplate left out: the whole ranking, not only the top words."""
     from explorer.build.labels import scored_entries, sibling_groups
 
     names, nodes = counts.names, [str(k) for k in range(counts.df.shape[0])]
@@ -127,11 +142,7 @@ def ranked_words(
     keep = (scores > 0) & (weight > 0)
     rows, cols, scores = rows[keep], cols[keep], scores[keep]
     order = np.lexsort((names[cols].astype(str), -scores, rows))
-    rows, cols = rows[order], cols[order]
-    bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
-    return [
-        [str(names[c]) for c in cols[a:b][:n]] for a, b in zip(bounds[:-1], bounds[1:], strict=True)
-    ]
+    return rows[order], cols[order], scores[order]
 
 
 def single_word_weights(vocabulary: Sequence[str], weights: np.ndarray) -> np.ndarray:
