@@ -25,8 +25,18 @@ from __future__ import annotations
 import numpy as np
 
 from bench.common import PAPERLISTS, WORK, require_shared, reuse_embeddings, write_results
-from bench.quality import CORPORA, WWW, build_run, keyword_words, label_words, run_vectors
-from explorer.artifacts import OUTLIER_ID, level_of
+from bench.quality import (
+    CORPORA,
+    WWW,
+    build_run,
+    keyword_papers,
+    label_words,
+    list_scorer,
+    node_words,
+    run_terms,
+    run_vectors,
+)
+from explorer.artifacts import level_of
 
 POOL = 60  # a node's best words the co-occurrence choice picks from
 LEVELS = ("area", "topic", "subtopic", "leaf")
@@ -110,39 +120,24 @@ def _ways(matrix, vocabulary, members, leaves) -> dict[str, dict[str, dict]]:
 
 
 def _scores(ways: dict, matrix, vocabulary) -> dict:
-    """Mean NPMI over `matrix`'s documents and diversity, per way and level."""
-    from explorer.build.coherence import diversity, npmi
-
-    column = {str(t): i for i, t in enumerate(vocabulary)}
-    out: dict[str, dict] = {}
-    for way, levels in ways.items():
-        for level, best in levels.items():
-            lists = [words for words in best.values() if words]
-            values = [npmi(matrix, [column[w] for w in words]) for words in lists]
-            values = [v for v in values if v == v]
-            out.setdefault(way, {})[level] = {
-                "npmi": round(float(np.mean(values)), 4),
-                "diversity": round(diversity(lists), 4),
-            }
-    return out
+    """bench/quality.py's scores (mean NPMI over `matrix`'s documents, diversity) per way
+    and level."""
+    scored = list_scorer(matrix, vocabulary)
+    return {
+        way: {level: scored([w for w in best.values() if w]) for level, best in levels.items()}
+        for way, levels in ways.items()
+    }
 
 
 def coherence_limits(run, docs: list[str]) -> dict:
     """In-sample and held-out NPMI and diversity of each way of choosing top words."""
     from explorer.build.label_audit import run_hierarchy
-    from explorer.build.summaries import document_terms
-    from explorer.build.topics import TopicParams
-    from explorer.view.store import level_ids
 
-    papers = run.table("papers")
-    matrix, vocabulary = document_terms(
-        docs, min_df=TopicParams(**run.manifest.config.params).min_df
-    )
-    papers_nodes = run.table("nodes")
-    _, members, _, _ = run_hierarchy(papers, papers_nodes)
-    leaves = set(level_ids(papers, "subtopic").astype(str)) - {OUTLIER_ID}
+    matrix, vocabulary = run_terms(run, docs)
+    nodes, stored, leaf_ids = node_words(run)
+    leaves = set(leaf_ids)
+    _, members, _, _ = run_hierarchy(run.table("papers"), nodes)
     ways = _ways(matrix, vocabulary, members, leaves)
-    stored = dict(zip(papers_nodes["node_id"], papers_nodes["top_words"].map(list), strict=True))
     same = [ways["build"]["leaf"][n] == stored[n] for n in ways["build"]["leaf"]]
     ways["build"] = {level: {n: stored[n] for n in best} for level, best in ways["build"].items()}
     in_sample = _scores(ways, matrix, vocabulary)
@@ -162,22 +157,16 @@ def hit_by_length(run) -> dict:
     """WWW: share of papers whose author keywords share a word with their leaf's short label
     ("map") and with the first k phrases of its long label, k = 1..4, and those labels' mean
     length in characters."""
-    from explorer.view.store import level_ids
-
-    keywords = keyword_words()
-    papers, nodes = run.table("papers"), run.table("nodes")
+    nodes = run.table("nodes")
     phrases = dict(zip(nodes["node_id"], nodes["phrases"].map(list), strict=True))
-    leaf = level_ids(papers, "subtopic").astype(str)
-    out = {}
     short = dict(zip(nodes["node_id"], nodes["label"], strict=True))
+    with_keywords = keyword_papers(run)
+    leaves = {node for _, node, _ in with_keywords}
+    out = {}
     for k in ("map", 1, 2, 3, 4):
         label = short if k == "map" else {n: ", ".join(p[:k]) for n, p in phrases.items()}
-        hits = [
-            bool(words & label_words(label.get(node, "")))
-            for title, node in zip(papers["title"], leaf, strict=True)
-            if (words := keywords.get(str(title).strip().lower()))
-        ]
-        lengths = [len(label[n]) for n in set(leaf) if n in label]
+        hits = [bool(words & label_words(label.get(node, ""))) for _, node, words in with_keywords]
+        lengths = [len(label[n]) for n in leaves if n in label]
         out[str(k)] = {"hit": round(float(np.mean(hits)), 4), "chars": round(np.mean(lengths), 1)}
     return out
 

@@ -153,16 +153,20 @@ def _stock_top_words(model, topic: int, n: int) -> list[str]:
     return [w for w in best if w not in ENGLISH_STOP_WORDS and " " not in w][:n]
 
 
-def _scorer(run, docs: list[str]):
-    """NPMI and diversity of word lists over the run's documents (one document x word matrix,
-    the run's own min_df), as a function of the lists, so ours and stock's are scored alike."""
-    from explorer.build.coherence import diversity, npmi
+def run_terms(run, docs: list[str]):
+    """The run's documents as one binary document x word matrix and its vocabulary (the
+    build's tokenisation and the run's own min_df): what coherence is scored over."""
     from explorer.build.summaries import document_terms
     from explorer.build.topics import TopicParams
 
-    matrix, vocabulary = document_terms(
-        docs, min_df=TopicParams(**run.manifest.config.params).min_df
-    )
+    return document_terms(docs, min_df=TopicParams(**run.manifest.config.params).min_df)
+
+
+def list_scorer(matrix, vocabulary):
+    """NPMI and diversity of word lists over `matrix`'s documents, as a function of the
+    lists, so every way of choosing words (ours, stock's) is scored alike."""
+    from explorer.build.coherence import diversity, npmi
+
     column = {str(t): i for i, t in enumerate(vocabulary)}
 
     def scored(lists: list[list[str]]) -> dict:
@@ -178,7 +182,12 @@ def _scorer(run, docs: list[str]):
     return scored
 
 
-def _node_words(run) -> tuple[pd.DataFrame, dict[str, list[str]], list[str]]:
+def _scorer(run, docs: list[str]):
+    """`list_scorer` over the run's documents."""
+    return list_scorer(*run_terms(run, docs))
+
+
+def node_words(run) -> tuple[pd.DataFrame, dict[str, list[str]], list[str]]:
     """The run's nodes, each node's top words, and its leaves' ids (outliers left out)."""
     from explorer.view.store import level_ids
 
@@ -190,7 +199,7 @@ def _node_words(run) -> tuple[pd.DataFrame, dict[str, list[str]], list[str]]:
 
 def leaf_coherence(run, docs: list[str]) -> dict:
     """Mean NPMI and diversity of the run's leaves (bench/sample_quality.py)."""
-    _, words, leaves = _node_words(run)
+    _, words, leaves = node_words(run)
     return _scorer(run, docs)([words[n] for n in leaves])
 
 
@@ -199,7 +208,7 @@ def _coherence(run, docs: list[str], topics: np.ndarray, model) -> dict:
     from explorer.build.coherence import TOP_WORDS
 
     scored = _scorer(run, docs)
-    nodes, words, leaves = _node_words(run)
+    nodes, words, leaves = node_words(run)
     ours = {
         level: scored([words[n] for n in nodes.loc[nodes["level"] == level, "node_id"]])
         for level in ("area", "topic", "subtopic")
@@ -227,26 +236,34 @@ def keyword_words() -> dict[str, set[str]]:
     return keywords
 
 
-def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
-    """Share of WWW papers whose author keywords share a word with their leaf's label."""
+def keyword_papers(run) -> list[tuple[int, str, set[str]]]:
+    """The run's WWW papers that carry author keywords: (row, leaf id, keyword words)."""
     from explorer.view.store import level_ids
 
     keywords = keyword_words()
-    papers, nodes = run.table("papers"), run.table("nodes")
-    label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
+    papers = run.table("papers")
     leaf = level_ids(papers, "subtopic").astype(str)
-    ours = stock = total = 0
-    for i, (title, node) in enumerate(zip(papers["title"], leaf, strict=True)):
-        words = keywords.get(str(title).strip().lower())
-        if not words:
-            continue
-        total += 1
+    return [
+        (i, node, words)
+        for i, (title, node) in enumerate(zip(papers["title"], leaf, strict=True))
+        if (words := keywords.get(str(title).strip().lower()))
+    ]
+
+
+def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
+    """Share of WWW papers whose author keywords share a word with their leaf's label."""
+    nodes = run.table("nodes")
+    label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
+    with_keywords = keyword_papers(run)
+    ours = stock = 0
+    for i, node, words in with_keywords:
         ours += bool(words & label_words(label.get(node, "")))
         topic = int(topics[i])  # stock's outliers (-1) get no topic words: no credit
         stock_words = (
             " ".join(w for w, _ in (model.get_topic(topic) or [])[:10]) if topic >= 0 else ""
         )
         stock += bool(words & label_words(stock_words))
+    total = len(with_keywords)
     return {
         "papers_with_keywords": total,
         "ours_share": round(ours / max(total, 1), 4),

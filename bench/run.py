@@ -728,8 +728,8 @@ def _label_limits_rows() -> list[str]:
             leaf, held = levels["leaf"], outside[way]["leaf"]
             lowest = min(q["diversity"] for q in levels.values())
             rows.append(
-                f"| {name} | {way} | {leaf['npmi']} / {leaf['diversity']} | {lowest} | "
-                f"{held['npmi']} / {held['diversity']} |"
+                f"| {name} | {way} | {leaf['mean_npmi']} / {leaf['diversity']} | {lowest} | "
+                f"{held['mean_npmi']} / {held['diversity']} |"
             )
     if hits := limits["corpora"].get("www", {}).get("hit_by_phrases"):
         cells = "; ".join(

@@ -426,12 +426,9 @@ def contrast_keywords(
     score = (selected / max(len(rows), 1)) * np.log1p(n_docs / np.maximum(corpus_df, 1))
     score = score * term_specificity(vocab)
     score[selected < min_count] = 0
-    order = np.argsort(-score, kind="stable")
-    order = order[score[order] > 0]
-    if "form" in vocab:  # the best-scoring inflection of each term
-        order = order[~pd.Series(vocab["form"].to_numpy()[order]).duplicated().to_numpy()]
-    best = order[:top]
-    return pd.DataFrame(
+    best = np.argsort(-score, kind="stable")
+    best = best[score[best] > 0]
+    ranked = pd.DataFrame(
         {
             "term": vocab["term"].to_numpy()[best],
             "selected_papers": selected[best],
@@ -440,6 +437,9 @@ def contrast_keywords(
             "score": score[best],
         }
     )
+    if "form" in vocab:  # the best-scoring inflection of each term
+        ranked["form"] = vocab["form"].to_numpy()[best]
+    return one_per_form(ranked, vocab).head(top).drop(columns="form", errors="ignore")
 
 
 def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
