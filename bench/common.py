@@ -61,13 +61,18 @@ class ChildResult:
 
 
 def run_child(
-    args: list[str], *, env: dict[str, str] | None = None, timeout: float = 7200
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 7200,
+    cwd: Path = ROOT,
 ) -> ChildResult:
-    """Run one program to completion; wall time from spawn to exit and its own peak RSS."""
+    """Run one program to completion; wall time from spawn to exit and its own peak RSS.
+    `cwd`: where it runs (`python -m` imports from there first)."""
     full_env = {**os.environ, **(env or {})}
     start = time.perf_counter()
     proc = subprocess.Popen(
-        args, cwd=ROOT, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        args, cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         out, err = proc.communicate(timeout=timeout)

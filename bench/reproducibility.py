@@ -1,28 +1,58 @@
-"""How far another machine's run may differ: ICML 2013-2019 in float32 and in bfloat16.
+"""Topics that hold still (row 12): agreement across seeds and precisions, and the grain.
 
-On one machine with the same packages a run is reproduced bit for bit, whatever the cache
-held before (tests/test_cache_history.py). Another machine computes the same vectors with
-other instructions (another BLAS kernel, bfloat16 native or emulated), which moves them by
-about 1e-4 in cosine, and UMAP amplifies such differences into another grouping. This
-measures the two scales of that difference side by side, on one machine:
+For each corpus (ICML 2013-2019, AISTATS 2019-2025, NeurIPS 2008-2018) three builds with
+this checkout's code, sharing one embedding cache: float32 with seed 42, float32 with
+seed 7, bfloat16 with seed 42 (vectors that differ by rounding only, as another host's
+do). It reports the topic and leaf adjusted Rand index of the two seeds and of the two
+precisions, the topic and leaf counts, the largest leaf, the outlier share and each
+level's NPMI (from the manifests).
 
-- seed to seed: `--stability 4`'s mean adjusted Rand index over the five fits, per precision;
-- float32 against bfloat16 (the same seed): vectors that differ by rounding only, as
-  another host's do; ARI of their topics and of their leaves.
+`--before REF` measures the same three builds with the code of git revision REF (a
+worktree under bench/work, run by this venv) beside them, so "before" and "after" come
+from one host in one run; `--corpora` picks some. The cold ICML build of each side (row
+12b: an empty cache but numba's kernels, side by side) runs with `--cold`.
 
-    python -m bench.reproducibility
+`--quality` adds, for each side, what must not get worse: the venue homogeneity of the
+leaves on the CVPR + ICML + ACL mix, and WWW 2025's keyword lift and label hit.
+
+    python -m bench.reproducibility [--before REF] [--cold] [--quality] [--corpora ...]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from bench.common import ICML, WORK, require_shared, write_results
+from bench.common import (
+    PAPERLISTS,
+    RESULTS,
+    ROOT,
+    WORK,
+    require_shared,
+    run_child,
+    timed,
+    write_results,
+)
 
-STABILITY = 4
+CORPORA = {
+    "icml": ("ICML 2013-2019", "icml", range(2013, 2020)),
+    "aistats": ("AISTATS 2019-2025", "aistats", range(2019, 2026)),
+    "nips": ("NeurIPS 2008-2018", "nips", range(2008, 2019)),
+}
+BUILDS = {"f32": ("float32", 42), "f32_seed7": ("float32", 7), "bf16": ("bfloat16", 42)}
+# Targets of issue 49 (bench/README.md row 12).
+TOPIC_ARI, LEAF_ARI = 0.90, 0.85
+
+
+def inputs(corpus: str) -> list[str]:
+    _, folder, years = CORPORA[corpus]
+    return [str(PAPERLISTS / folder / f"{folder}{y}.json") for y in years]
 
 
 def _leaves(papers) -> np.ndarray:
@@ -31,39 +61,170 @@ def _leaves(papers) -> np.ndarray:
     return np.where(sub != "", sub, papers["topic_id"].astype(str))
 
 
-def main() -> None:
-    require_shared(ICML)
+def _worktree(ref: str) -> Path:
+    """A checkout of `ref` under bench/work (made once per commit)."""
+    commit = subprocess.run(
+        ["git", "rev-parse", ref], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    path = WORK / f"code-{commit[:12]}"
+    if not (path / "explorer").is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, check=True)
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(path), commit], cwd=ROOT, check=True,
+            capture_output=True,
+        )  # fmt: skip
+    return path
+
+
+def _build(code: Path, cache: Path, name: str, files: list[str], precision: str, seed: int):
+    """One `explorer build` by the code in `code`, in a fresh process; its wall time."""
+    args = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(cache), "build", *files,
+            "--name", name, "--embedding-precision", precision, "--seed", str(seed),
+            "--no-progress"]  # fmt: skip
+    # `python -m` imports from its working folder first: each side runs from its own code.
+    env = {"PYTHONPATH": str(code), "NUMBA_CACHE_DIR": str(WORK / "numba-shared")}
+    result = run_child(timed(args), env=env, cwd=code)
+    if result.returncode != 0:
+        sys.exit(f"build {name} failed:\n{result.stderr[-3000:]}")
+    return result
+
+
+def _shared_embeddings(cache: Path) -> Path:
+    """A cache folder whose embeddings are shared by both sides and every run of this
+    benchmark (a vector depends on its text, model and precision, not on our code)."""
+    shared = WORK / "reproducibility-embeddings"
+    shared.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    link = cache / "embeddings"
+    if not link.is_symlink():
+        shutil.rmtree(link, ignore_errors=True)
+        link.symlink_to(shared.resolve(), target_is_directory=True)
+    return cache
+
+
+def _side(code: Path, label: str, corpus: str) -> dict:
+    """The three builds of one corpus by one side's code, and what they agree on."""
     from sklearn.metrics import adjusted_rand_score
 
-    from explorer.build.config import BuildConfig
-    from explorer.build.pipeline import build
+    from explorer import artifacts
 
-    inputs = tuple(str(p) for p in sorted(ICML.glob("icml20*.json")))
-    cache = WORK / "reproducibility"
-    shutil.rmtree(cache, ignore_errors=True)
-    runs, result = {}, {"corpus": "ICML 2013-2019", "stability_refits": STABILITY}
-    for precision in ("float32", "bfloat16"):
-        config = BuildConfig(
-            name=f"icml-{precision}", inputs=inputs, embedding_precision=precision,
-            stability=STABILITY,
-        )  # fmt: skip
-        run = build(config, cache_dir=cache, progress=False, log=lambda m: None).run
-        runs[precision] = run.table("papers").sort_values("paper_id", ignore_index=True)
+    cache = _shared_embeddings(WORK / f"reproducibility-{label}")
+    runs, out = {}, {}
+    for key, (precision, seed) in BUILDS.items():
+        name = f"{corpus}-{key}"
+        result = _build(code, cache, name, inputs(corpus), precision, seed)
+        run = artifacts.open_run(cache, name, verify=False)
+        papers = run.table("papers").sort_values("paper_id", ignore_index=True)
+        runs[key] = papers
         counts = run.manifest.counts
-        result[precision] = {
-            "papers": counts.papers,
+        leaves = _leaves(papers)
+        out[key] = {
+            "wall_s": result.wall_s,
+            "stages": run.manifest.timings,
             "topics": counts.topics,
-            "seed_to_seed_ari": counts.stability.mean_ari,
+            "leaves": len(set(leaves) - {"-1"}),
+            "largest_leaf_share": round(counts.levels.largest_leaf_share, 4),
+            "outlier_share": round(counts.outlier_share, 4),
+            "npmi": {lvl: q.coherence for lvl, q in counts.levels.quality.items()},
         }
-    a, b = runs["float32"], runs["bfloat16"]
-    assert a["paper_id"].tolist() == b["paper_id"].tolist()
-    result["float32_vs_bfloat16_topic_ari"] = round(
-        float(adjusted_rand_score(a["topic_id"], b["topic_id"])), 4
-    )
-    result["float32_vs_bfloat16_leaf_ari"] = round(
-        float(adjusted_rand_score(_leaves(a), _leaves(b))), 4
-    )
+    for pair, (a, b) in {"seed": ("f32", "f32_seed7"), "precision": ("f32", "bf16")}.items():
+        x, y = runs[a], runs[b]
+        assert x["paper_id"].tolist() == y["paper_id"].tolist()
+        out[f"{pair}_topic_ari"] = round(
+            float(adjusted_rand_score(x["topic_id"], y["topic_id"])), 4
+        )
+        out[f"{pair}_leaf_ari"] = round(float(adjusted_rand_score(_leaves(x), _leaves(y))), 4)
+    return out
+
+
+MIX = [f"{venue}/{venue}{y}.json" for venue, years in
+       (("cvpr", range(2013, 2020)), ("icml", range(2013, 2020)), ("acl", range(2021, 2023)))
+       for y in years]  # fmt: skip
+
+
+def _quality(code: Path, label: str) -> dict:
+    """Where it counts, one float32 build each: venue homogeneity of the leaves on the CVPR +
+    ICML + ACL mix (sklearn's homogeneity_score of venue given leaf), and on WWW 2025 the
+    keyword lift (two papers of one leaf sharing an author-keyword word, over two random
+    papers) and the label hit (bench/quality.py's: a paper's keywords share a word with its
+    leaf's label)."""
+    from sklearn.metrics import homogeneity_score
+
+    from explorer import artifacts
+
+    cache = _shared_embeddings(WORK / f"reproducibility-{label}")
+    files = [str(PAPERLISTS / f) for f in MIX]
+    _build(code, cache, "mix", files, "float32", 42)
+    papers = artifacts.open_run(cache, "mix", verify=False).table("papers")
+    out = {
+        "mix_venue_homogeneity": round(
+            float(homogeneity_score(papers["venue"], _leaves(papers))), 4
+        )
+    }
+    _build(code, cache, "www", [str(PAPERLISTS / "www" / "www2025.json")], "float32", 42)
+    out.update(_keywords(artifacts.open_run(cache, "www", verify=False)))
+    return out
+
+
+def _keywords(run) -> dict:
+    """WWW 2025's keyword lift and label hit for one run (bench/quality.py's keyword papers)."""
+    from bench.quality import keyword_papers, label_words
+
+    nodes = run.table("nodes")
+    label = dict(zip(nodes["node_id"], nodes["label"], strict=True))
+    found = keyword_papers(run)
+    leaves = np.array([node for _, node, _ in found])
+    words = [w for _, _, w in found]
+    share = np.array([[bool(a & b) for b in words] for a in words])
+    off = ~np.eye(len(words), dtype=bool)
+    same = (leaves[:, None] == leaves[None, :]) & off
+    lift = share[same].mean() / share[off].mean()
+    hit = np.mean([bool(w & label_words(label.get(node, ""))) for _, node, w in found])
+    return {"www_keyword_lift": round(float(lift), 4), "www_label_hit": round(float(hit), 4)}
+
+
+def _cold(code: Path, label: str) -> dict:
+    """A cold ICML build (empty cache but numba's kernels) by one side's code."""
+    cache = WORK / f"cold-consensus-{label}"
     shutil.rmtree(cache, ignore_errors=True)
+    result = _build(code, cache, "icml", inputs("icml"), "auto", 42)
+    shutil.rmtree(cache, ignore_errors=True)
+    return {"wall_s": result.wall_s, "peak_rss_mb": result.peak_rss_mb}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", metavar="REF", help="also measure the code of this revision")
+    parser.add_argument("--cold", action="store_true", help="cold ICML build of each side")
+    parser.add_argument("--quality", action="store_true", help="mix homogeneity, WWW keywords")
+    parser.add_argument("--skip-agreement", action="store_true", help="only --cold/--quality")
+    parser.add_argument("--corpora", nargs="+", choices=sorted(CORPORA), default=list(CORPORA))
+    args = parser.parse_args(argv)
+    require_shared(*(PAPERLISTS / CORPORA[c][1] for c in args.corpora))
+    sides = {"now": ROOT}
+    if args.before:
+        sides["before"] = _worktree(args.before)
+    result: dict = {"targets": {"topic_ari": TOPIC_ARI, "leaf_ari": LEAF_ARI}, "corpora": {}}
+    if args.before:
+        result["before_ref"] = args.before
+    previous = RESULTS / "reproducibility.json"
+    if args.skip_agreement and previous.is_file():  # keep the agreement measured before
+        kept = json.loads(previous.read_text())
+        result = {**result, **{k: v for k, v in kept.items() if k not in ("when", "machine")}}
+    for corpus in [] if args.skip_agreement else args.corpora:
+        entry = {"name": CORPORA[corpus][0]}
+        for label, code in sides.items():
+            print(f"{CORPORA[corpus][0]}: {label}…", flush=True)
+            entry[label] = _side(code, label, corpus)
+        result["corpora"][corpus] = entry
+        write_results("reproducibility", result)  # partial results survive a later failure
+    if args.quality:
+        result["quality"] = {label: _quality(code, label) for label, code in sides.items()}
+        write_results("reproducibility", result)
+    if args.cold:
+        # Alternating sides, so a drifting machine load hits both alike.
+        result["cold_icml"] = {label: _cold(code, label) for label, code in sides.items()}
     write_results("reproducibility", result)
     print(json.dumps(result))
 

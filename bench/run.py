@@ -183,7 +183,8 @@ FULL_MODULES = (
     ("bench.neighbours", "Exact vs approximate neighbours (23k real, 100k and 1M synthetic)"),
     ("bench.quality", "Topic quality at every level vs stock (three mixes and WWW 2025)"),
     ("bench.label_limits", "Why issue 29's diversity and keyword-hit targets are unmet"),
-    ("bench.reproducibility", "How far another machine's run may differ (ICML 2013-2019)"),
+    ("bench.reproducibility --before d06f0fe --cold", "Topics that hold still: seeds, precisions"),
+    ("bench.short_lists", "Short lists grouped as a reader would (CVPR + ICML + ACL samples)"),
     # Last: ~50 min on a 2-core machine (row 11b, docs/scale.md).
     ("bench.scale --papers 1000000", "1,000,000 papers (synthetic corpus), built and served"),
 )
@@ -397,7 +398,9 @@ def _reference_rows() -> list[str]:
                 _generator_row(result["papers"], result["generator"], result["when"][:10])
             )
     if result := _load("reproducibility"):
-        rows.append(_reproducibility_row(result))
+        rows += _reproducibility_rows(result)
+    if result := _load("short-lists"):
+        rows.append(_short_lists_row(result))
     if result := _load("neighbours"):
         rows += _neighbours_rows(result)
     return rows + generators
@@ -456,17 +459,84 @@ def _withstand_rows(result: dict) -> list[str]:
     ]  # fmt: skip
 
 
-def _reproducibility_row(result: dict) -> str:
-    """Seed-to-seed agreement against the agreement of two precisions (bench/reproducibility)."""
-    f32, bf16 = result["float32"], result["bfloat16"]
-    ours = (
-        f"seed to seed: ARI {f32['seed_to_seed_ari']} (float32, {f32['topics']} topics), "
-        f"{bf16['seed_to_seed_ari']} (bfloat16, {bf16['topics']} topics); float32 vs bfloat16, "
-        f"same seed: topic ARI {result['float32_vs_bfloat16_topic_ari']}, "
-        f"leaf ARI {result['float32_vs_bfloat16_leaf_ari']}"
+def _reproducibility_rows(result: dict) -> list[str]:
+    """Row 12 per corpus: topic and leaf ARI across seeds and precisions, and the grain,
+    with the code before beside it where measured (bench/reproducibility.py)."""
+    if "corpora" not in result:  # an older result (a single fit per build, ICML only)
+        return []
+    when, targets = result["when"][:10], result["targets"]
+    rows = []
+    for entry in result["corpora"].values():
+        now, before = entry["now"], entry.get("before")
+        ok = all(
+            now[f"{pair}_{level}_ari"] >= targets[f"{level}_ari"]
+            for pair in ("seed", "precision")
+            for level in ("topic", "leaf")
+        )
+        label = (
+            f"12. topics that hold still, {entry['name']}: two seeds and float32 vs bfloat16, "
+            f"topic ARI (≥ {targets['topic_ari']}) and leaf ARI (≥ {targets['leaf_ari']})"
+        )
+        rows.append(_row(label, _agreement(now), _agreement(before) if before else "",
+                         "", ok, when))  # fmt: skip
+    if (quality := result.get("quality")) and "before" in quality:
+        now, before = quality["now"], quality["before"]
+
+        def cell(q: dict) -> str:
+            return (f"mix venue homogeneity {q['mix_venue_homogeneity']}, WWW keyword lift "
+                    f"{q['www_keyword_lift']}, WWW label hit {q['www_label_hit']:.1%}")  # fmt: skip
+
+        held = all(now[k] >= before[k] - 0.02 for k in now)
+        rows.append(_row(
+            "12d. no worse where it counts (each within 0.02 of the code before, or better)",
+            cell(now), f"code before: {cell(before)}", "", held, when,
+        ))  # fmt: skip
+    if cold := result.get("cold_icml"):
+        now, before = cold["now"], cold.get("before")
+        ratio = round(now["wall_s"] / before["wall_s"], 3) if before else ""
+        rows.append(_row(
+            "12b. cold build, ICML 2013-2019, consensus vs the code before (≤ 1.5x)",
+            f"{now['wall_s']} s, peak RSS {now['peak_rss_mb']:,} MB",
+            f"{before['wall_s']} s, peak RSS {before['peak_rss_mb']:,} MB" if before else "",
+            ratio, None if not before else ratio <= 1.5, when,
+        ))  # fmt: skip
+    return rows
+
+
+def _agreement(side: dict) -> str:
+    """One side of a row-12 cell: agreement, then each build's grain."""
+    f32, builds = side["f32"], [side[k] for k in ("f32", "f32_seed7", "bf16")]
+    levels = [lvl for lvl, v in f32["npmi"].items() if v is not None]
+    npmi = ", ".join(
+        f"{lvl} {sum(b['npmi'][lvl] for b in builds) / len(builds):.3f}" for lvl in levels
     )
-    label = f"12. another machine's run, {result['corpus']} (no target)"
-    return _row(label, ours, "", "", None, result["when"][:10])
+    return (
+        f"seeds: topic {side['seed_topic_ari']}, leaf {side['seed_leaf_ari']}; precisions: "
+        f"topic {side['precision_topic_ari']}, leaf {side['precision_leaf_ari']}; topics "
+        f"{'/'.join(str(side[k]['topics']) for k in ('f32', 'f32_seed7', 'bf16'))}, leaves "
+        f"{'/'.join(str(side[k]['leaves']) for k in ('f32', 'f32_seed7', 'bf16'))}, largest "
+        f"leaf {f32['largest_leaf_share']:.1%}, outliers {f32['outlier_share']:.1%}; mean NPMI of "
+        f"the three builds {npmi}"
+    )
+
+
+def _short_lists_row(result: dict) -> str:
+    """Row 12c: short lists grouped as a reader would (bench/short_lists.py)."""
+    ours, alone = result["short_list"], result["consensus_only"]
+
+    def cell(r: dict) -> str:
+        return (
+            f"mean venue homogeneity {r['mean_homogeneity']}, largest topic at most "
+            f"{r['max_largest_share']:.0%}, {min(r['topics'])}-{max(r['topics'])} topics, "
+            f"outliers {r['mean_outlier_share']:.1%}"
+        )
+
+    label = (
+        f"12c. {result['samples']} random {result['size']}-paper samples of CVPR + ICML + ACL: "
+        "venue homogeneity (mean ≥ 0.8), no topic over 40%"
+    )
+    return _row(label, cell(ours), f"consensus alone: {cell(alone)}", "", result["ok"],
+                result["when"][:10])  # fmt: skip
 
 
 def _neighbours_rows(result: dict) -> list[str]:

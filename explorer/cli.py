@@ -183,8 +183,7 @@ def _build_model_arguments(b: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         metavar="K",
-        help="refit the topics with K more seeds and score each topic's stability "
-        "(0..1; about K x the topic stage's time; default 0: off)",
+        help="retired: every build scores each topic's stability from its consensus fits",
     )
     b.add_argument(
         "--embedding-model",
@@ -305,8 +304,8 @@ def _stability_line(counts: artifacts.Counts) -> list[str]:
     if not st:
         return []
     return [
-        f"  stability: {st.refits} refits, mean ARI {st.mean_ari:.2f}, median topic "
-        f"{st.median:.2f}, {st.below_half} topics below 0.5"
+        f"  stability: {st.refits} consensus fits agreeing at mean ARI {st.mean_ari:.2f}; "
+        f"median topic {st.median:.2f}, {st.below_half} topics below 0.5"
     ]
 
 

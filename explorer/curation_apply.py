@@ -447,11 +447,13 @@ def _show_labels(out: Curated) -> None:
     out.topics["hidden"] = out.topics["topic_id"].isin(hidden)
     label = dict(zip(out.topics["topic_id"], out.topics["label"], strict=True))
     papers["topic_label"] = papers["topic_id"].map(label).fillna(papers["topic_label"])
-    # Each topic's stability (--stability) on its papers and node: NaN where not computed.
+    # Each topic's stability (its consensus fits) on its papers; nodes keep their own
+    # (subtopics too) where the build wrote them, else the topic's. NaN where not computed.
     stability = out.topics.get("stability", pd.Series(np.nan, index=out.topics.index))
     score = dict(zip(out.topics["topic_id"], stability.astype(float), strict=True))
     papers["stability"] = papers["topic_id"].map(score).astype(float)
-    nodes["stability"] = nodes["node_id"].map(score).astype(float)
+    own = nodes["stability"] if "stability" in nodes else pd.Series(np.nan, index=nodes.index)
+    nodes["stability"] = own.astype(float).fillna(nodes["node_id"].map(score).astype(float))
     papers["hidden"] = (
         papers["area_id"].isin(hidden)
         | papers["topic_id"].isin(hidden)

@@ -54,7 +54,7 @@ with left:
     )
     points = event.selection.points if event else []
     if points:
-        topic, opened_level = opened_by(data.nodes, str(points[0]["customdata"][0]))
+        topic, opened_level = opened_by(data.nodes, str(points[0]["customdata"][0]), level)
         switch_to("pages/topics.py", {"topic": topic}, level=opened_level)
 with right:
     status = class_counts(papers, "status")

@@ -4,13 +4,13 @@ calls (topics and levels), and run ids that name a clusterer only when it is not
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
 from explorer import artifacts
-from explorer.build import cluster
+from explorer.build import cluster, consensus
 from explorer.build.levels import build_levels
 from explorer.build.pipeline import build, plan_build
 from explorer.build.plan import corpus_fingerprint, run_key
@@ -32,14 +32,6 @@ class KMeansClusterer:
 
         model = KMeans(n_clusters=self.n_clusters, n_init=4, random_state=self.seed)
         return model.fit_predict(reduced)
-
-
-@dataclass(frozen=True)
-class FirstColumnSign:
-    """A planted-structure clusterer: rows split by the sign of their first coordinate."""
-
-    def fit_predict(self, reduced: np.ndarray) -> np.ndarray:
-        return (reduced[:, 0] > 0).astype(np.int64)
 
 
 def _blobs(n: int = 60, seed: int = 0) -> np.ndarray:
@@ -69,31 +61,40 @@ def test_subtopics_try_hdbscan_then_its_leaf_selection_unless_given_one():
     assert cluster.for_subtopics(12, KMeansClusterer(3)) == (KMeansClusterer(3),)
 
 
+@dataclass(frozen=True)
+class CountingKMeans:
+    """3-means that records how many rows each call grouped."""
+
+    calls: list[int] = field(default_factory=list, compare=False)
+
+    def fit_predict(self, reduced: np.ndarray) -> np.ndarray:
+        self.calls.append(len(reduced))
+        return KMeansClusterer(3).fit_predict(reduced)
+
+
 def test_a_given_clusterer_is_what_both_topics_and_levels_call():
-    calls: list[int] = []
-
-    @dataclass(frozen=True)
-    class Counting:
-        def fit_predict(self, reduced: np.ndarray) -> np.ndarray:
-            calls.append(len(reduced))
-            return KMeansClusterer(3).fit_predict(reduced)
-
+    counting = CountingKMeans()
     vectors, topics, _ = planted()
-    levels = build_levels(vectors, topics, min_topic_size=10, seed=42, clusterer=Counting())
-    assert calls == [240]  # the one large topic, split by the given clusterer alone
+    levels = build_levels(vectors, topics, min_topic_size=10, seed=42, clusterer=counting)
+    # The one large topic, split by the given clusterer alone, once per consensus fit.
+    assert counting.calls == [240] * consensus.FITS
     assert sorted(set(levels.subtopic[:240])) == ["0.0", "0.1", "0.2"]
 
 
-def test_partition_takes_the_clusterers_labels_numbered_by_size(tmp_path):
+def test_partition_agrees_on_the_clusterers_labels_numbered_by_size(tmp_path):
+    """Every consensus fit groups its reduction with the given clusterer (here k-means,
+    which leaves no noise); the fits agree on the planted blobs, the largest numbered 0."""
     from explorer.build.projection import knn_graph
 
-    vectors = _blobs(40).astype(np.float32)
+    counting = CountingKMeans()
+    sizes = (110, 80, 60)
+    vectors = np.vstack([_blobs(n, seed=0)[i * n : (i + 1) * n] for i, n in enumerate(sizes)])
+    truth = np.repeat([0, 1, 2], sizes)
     params = default_params(len(vectors), seed=42)
-    graph = knn_graph(vectors, params.n_neighbors + 1)
-    part = partition(vectors, graph, params, tmp_path, FirstColumnSign())
-    expected = (part.reduced[:, 0] > 0).astype(np.int64)
-    larger = int(np.bincount(expected).argmax())
-    np.testing.assert_array_equal(part.labels == 0, expected == larger)  # 0 is the largest
+    graph = knn_graph(vectors.astype(np.float32), 2 * params.n_neighbors)
+    part = partition(vectors.astype(np.float32), graph, params, tmp_path, counting)
+    assert counting.calls == [len(vectors)] * consensus.FITS
+    np.testing.assert_array_equal(part.labels, truth)  # 0 is the largest
     assert part.clustered == len(vectors)  # no noise: nothing for outlier assignment
 
 
@@ -159,7 +160,9 @@ def test_a_run_built_with_a_toy_clusterer_through_the_seam(seed_cache, seed_run,
     run = build(config, cache_dir=cache, progress=False, log=lambda m: None).run
     assert run.run_id != seed_run.run_id
     assert run.manifest.config.clusterer == cluster.describe(KMeansClusterer(3))
-    papers = run.table("papers")
-    assert set(papers["topic_id"]) == {"0", "1", "2"}  # k-means leaves no outliers
-    assert run.manifest.counts.topics == 3 and run.manifest.counts.clustered_share == 1.0
+    # Every consensus fit grouped the papers with 3-means (no short-list Ward cut for a
+    # given clusterer): what the fits agree on is a few groups, each near one of theirs.
+    topics = run.manifest.counts.topics
+    assert 2 <= topics <= 6, topics
+    assert run.manifest.counts.clustered_share >= 0.8
     assert artifacts.open_run(cache, "seed").run_id == run.run_id  # a complete, intact run

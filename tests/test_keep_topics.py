@@ -154,10 +154,12 @@ def test_keeping_the_topics_of_a_corpus_never_built_is_one_line(tmp_path):
     assert "\n" not in str(caught.value)
 
 
-def test_the_cli_refuses_keep_topics_without_a_run_and_with_stability(seed_cache, tmp_path, capsys):
+def test_the_cli_refuses_keep_topics_without_a_run_and_retired_stability(
+    seed_cache, tmp_path, capsys
+):
     cases = [
         (tmp_path / "cache", "seed", (), "--keep-topics: "),  # no run of this corpus
-        (seed_cache, "seed", ("--stability", "2"), "no --stability to score"),
+        (seed_cache, "seed", ("--stability", "2"), "--stability is retired"),
     ]
     for cache, name, extra, message in cases:
         before = sorted(p.name for p in (cache / name).glob("*")) if cache.exists() else []

@@ -143,7 +143,8 @@ def test_the_build_graph_follows_the_configured_threshold(monkeypatch):
         config=SimpleNamespace(exact_neighbours_up_to=100),
     )
     graph = stages.neighbours(plan, stages.Embedded(vectors=x, n_new=0))
-    assert calls == [(15, 5)] and graph.indices.shape == (400, 15)
+    # Twice UMAP's neighbours: the candidates of each consensus fit's jittered graph.
+    assert calls == [(30, 5)] and graph.indices.shape == (400, 30)
 
 
 @pytest.mark.realbuild

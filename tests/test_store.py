@@ -393,7 +393,9 @@ def test_a_click_on_an_area_opens_its_largest_topic_among_the_topics():
             "size": [3, 9, 4, 5, 3, 2, 2],
         }
     )
-    assert opened_by(nodes, "A1") == ("1", "topic")  # the larger of its two topics
-    assert opened_by(nodes, "A0") == ("2", "topic")
-    assert opened_by(nodes, "1") == ("1", "topic")
-    assert opened_by(nodes, "0.1") == ("0", "subtopic")  # its topic, at the level clicked
+    assert opened_by(nodes, "A1", "area") == ("1", "topic")  # the larger of its two topics
+    assert opened_by(nodes, "A0", "area") == ("2", "topic")
+    assert opened_by(nodes, "1", "topic") == ("1", "topic")
+    assert opened_by(nodes, "0.1", "subtopic") == ("0", "subtopic")  # its topic, that level
+    # An unsplit topic among the subtopics opens at the subtopic level it was clicked at.
+    assert opened_by(nodes, "1", "subtopic") == ("1", "subtopic")

@@ -25,7 +25,12 @@ if TYPE_CHECKING:  # ray_engine and keep are imported when a build needs them
     from explorer.build.keep import Base
     from explorer.build.ray_engine import RayOptions
 
-MAX_STABILITY = 20  # refits: each costs about one topic stage
+# `--stability K` refitted the topics with K more seeds. Every build now fits several seeds
+# and keeps their consensus, scoring each topic from those fits: the flag says so and stops.
+STABILITY_RETIRED = (
+    "--stability is retired: every build now fits its topics several times and scores each "
+    "topic's stability from those fits (explorer info, the Topics table)"
+)
 ENGINES = ("local", "ray")
 
 
@@ -39,7 +44,7 @@ class BuildConfig:
     embedding_precision: str = "auto"  # auto | float32 | bfloat16 (explorer.build.embed)
     seed: int = DEFAULT_SEED
     min_topic_size: int | None = None
-    stability: int = 0  # refits with more seeds for per-topic stability (0: none)
+    stability: int = 0  # retired (STABILITY_RETIRED): a value above 0 is refused
     keep_topics: bool = False  # keep the latest run's topics and assign new papers (keep.py)
     # Where the parallel stages run: "local", or "ray" with these options. Never part of
     # the run id: an engine must not change results (explorer/build/ray_engine.py).
@@ -60,8 +65,8 @@ class BuildConfig:
     def validate(self) -> None:
         """One line naming the option when a value, or two options together, cannot build."""
         artifacts.check_corpus_name(self.name)
-        if not 0 <= self.stability <= MAX_STABILITY:
-            raise InputError(f"--stability K: K from 0 (off) to {MAX_STABILITY}")
+        if self.stability:
+            raise InputError(STABILITY_RETIRED)
         if self.sample_above < 0 or self.sample_size < MIN_DOCUMENTS:
             raise InputError(
                 f"--sample-above N: N at least 0; --sample-size N: N at least {MIN_DOCUMENTS}"
@@ -71,8 +76,6 @@ class BuildConfig:
             raise InputError(
                 f"--embedding-precision: one of {choices}, not {self.embedding_precision!r}"
             )
-        if self.keep_topics and self.stability:
-            raise InputError("--keep-topics fits nothing, so it has no --stability to score")
         self._validate_engine()
 
     def _validate_engine(self) -> None:
@@ -96,14 +99,7 @@ class BuildConfig:
     def fits_on_sample(self, n_papers: int) -> bool:
         """Whether a corpus of `n_papers` is fitted on a sample; one line when an option
         cannot go with that."""
-        if not applies(n_papers, self.sample_above, self.sample_size):
-            return False
-        if self.stability:
-            raise InputError(
-                f"--stability refits every paper; with {n_papers:,} papers the fit runs on a "
-                "sample (--sample-above 0 fits every paper)"
-            )
-        return True
+        return applies(n_papers, self.sample_above, self.sample_size)
 
     def check_base(self, base: Base) -> None:
         """One line when the run `--keep-topics` would keep cannot take these papers."""

@@ -3,12 +3,12 @@
 - **Areas** are cut from the tree of topic centroids (average linkage, cosine distance):
   of the cuts giving 5 to 15 areas, the one whose topic centroids have the best silhouette
   (ties: fewer areas). A corpus with fewer than `MIN_TOPICS_FOR_AREAS` topics has no area
-  level: each topic is its own area.
-- **Subtopics**: a topic is re-clustered on its own members (UMAP 5-D on its members'
-  embeddings, then HDBSCAN; its leaf selection when the usual one leaves a part above
-  the 5% target; or the build's own clusterer, explorer/build/cluster.py) when it holds
-  more than `SPLIT_SHARE` of
-  the corpus, or when it is heterogeneous (at least `HETEROGENEOUS_MIN_SIZE` papers and a
+  level: each topic is its own area; nor has a short list (topics.SHORT_LIST) whose cut
+  leaves an area of a single topic.
+- **Subtopics**: a topic is re-clustered on its own members (the consensus of seeded
+  fits, each UMAP 5-D on its members' embeddings then HDBSCAN; its leaf selection when the
+  usual one leaves a part above the 5% target; or the build's own clusterer,
+  explorer/build/cluster.py) when it holds more than `SPLIT_SHARE` of the corpus, or when it is heterogeneous (at least `HETEROGENEOUS_MIN_SIZE` papers and a
   cohesion, the mean cosine of its members to their centroid, in the lowest quartile of
   all topics). Stragglers join the nearest subtopic centroid, so every member lands in
   exactly one subtopic. A topic whose members show no structure (fewer than two clusters)
@@ -20,12 +20,13 @@ Ids are strings: areas "A0", "A1"... (largest first), topics "12", subtopics "12
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from explorer.artifacts import OUTLIER, area_id, subtopic_id
+from explorer.build import consensus as C
 from explorer.build.cluster import Clusterer, for_subtopics
 from explorer.vectors import centroids, normalise_rows
 
@@ -42,6 +43,8 @@ class Levels:
     area_of_topic: dict[int, str]  # topic id -> area id
     subtopic: np.ndarray  # per paper: subtopic id, or "" where its topic is not split
     unsplit: dict[int, str]  # topic id -> why it has no subtopics (only for topics considered)
+    # subtopic id -> how often its papers stayed together across the split's fits
+    stability: dict[str, float] = field(default_factory=dict)
 
 
 def cut_areas(topic_centroids: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -92,27 +95,39 @@ def split_topic(
     seed: int,
     cache_root: Path | None,
     clusterer: Clusterer | None = None,
-) -> np.ndarray | None:
-    """Subcluster index (0 = largest) of each member, or None when there is no structure.
-
-    The clusterers of cluster.for_subtopics in turn, until one leaves no part above
-    `max_size` papers (the leaf target): by default HDBSCAN's usual excess-of-mass
-    selection, then its finer leaf selection.
-    """
-    from explorer.build.projection import UmapParams, knn_graph, reduce_umap
+) -> Split | None:
+    """Subcluster index (0 = largest) of each member, or None when there is no structure:
+    the consensus (explorer/build/consensus.py) of seeded fits on the members alone, each
+    grouping its reduction with the clusterers of cluster.for_subtopics in turn, until one
+    leaves no part above `max_size` papers (by default HDBSCAN's excess-of-mass selection,
+    then its finer leaf selection). Stragglers join the nearest part's centroid."""
+    from explorer.build.projection import UmapParams, knn_graph
 
     k = int(min(15, len(vectors) - 1))
-    reduced = reduce_umap(
-        vectors, knn_graph(vectors, k, seed=seed), UmapParams(5, k, min_dist=0.0, seed=seed),
-        cache_root=cache_root,
-    )  # fmt: skip
-    parts = None
-    for candidate in for_subtopics(min_size, clusterer):
-        found = _subclusters(vectors, reduced, candidate)
-        parts = found if found is not None else parts
-        if parts is not None and np.bincount(parts).max() <= max_size:
-            break
-    return parts
+    candidates = knn_graph(vectors, 2 * k, seed=seed).indices
+    tried = for_subtopics(min_size, clusterer)
+
+    def label(reduced: np.ndarray) -> np.ndarray:
+        parts = None
+        for candidate in tried:
+            found = _subclusters(vectors, reduced, candidate)
+            parts = found if found is not None else parts
+            if parts is not None and np.bincount(parts).max() <= max_size:
+                break
+        return parts if parts is not None else np.zeros(len(vectors), dtype=np.int64)
+
+    umap = UmapParams(5, k, min_dist=0.0, seed=seed)
+    fits, _ = C.seeded_fits(vectors, candidates, umap=umap, label=label, cache_root=cache_root)
+    parts = _with_stragglers(vectors, C.consensus(fits, candidates[:, :k], min_size))
+    return None if parts is None else Split(parts, fits)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A topic's subtopics: each member's part, and each fit's parts (for stability)."""
+
+    parts: np.ndarray
+    fits: np.ndarray
 
 
 def _subclusters(
@@ -122,10 +137,18 @@ def _subclusters(
     centroid."""
     from explorer.build.topics import renumber_by_size
 
-    labels = renumber_by_size(clusterer.fit_predict(reduced))
+    return _with_stragglers(vectors, renumber_by_size(clusterer.fit_predict(reduced)))
+
+
+def _with_stragglers(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
+    """Parts numbered by size with every OUTLIER in the nearest part (by centroid), or None
+    when fewer than two parts were found."""
+    from explorer.build.topics import renumber_by_size
+
     found = np.unique(labels[labels != OUTLIER])
     if len(found) < 2:
         return None
+    labels = labels.copy()
     unit = normalise_rows(vectors)
     stray = labels == OUTLIER
     if stray.any():
@@ -146,6 +169,8 @@ def build_levels(
     """Areas and subtopics for a fitted topic labelling (`labels`, OUTLIER for noise);
     `clusterer` splits large topics (the build's own, else HDBSCAN: cluster.for_subtopics)."""
     unit = normalise_rows(embeddings.astype(np.float32))
+    from explorer.build.topics import SHORT_LIST
+
     topics = np.array(sorted(t for t in set(labels.tolist()) if t != OUTLIER))
     n = len(labels)
     if len(topics) == 0:
@@ -153,6 +178,9 @@ def build_levels(
     topic_centroids = centroids(unit, labels, topics)
     sizes = np.array([(labels == t).sum() for t in topics])
     areas = cut_areas(topic_centroids, sizes)
+    if n < SHORT_LIST and np.bincount(areas).min() < 2:
+        # A short list's area level must group something: an area of one topic is not one.
+        areas = _rank_by_size(np.arange(len(topics)), sizes)
     area_of_topic = {int(t): area_id(a) for t, a in zip(topics, areas, strict=True)}
     cohesion = np.array(
         [float((unit[labels == t] @ topic_centroids[i]).mean()) for i, t in enumerate(topics)]
@@ -160,6 +188,7 @@ def build_levels(
     low = float(np.quantile(cohesion, 0.25))
     subtopic = np.full(n, "", dtype=object)
     unsplit: dict[int, str] = {}
+    stability: dict[str, float] = {}
     min_size = max(5, min_topic_size)
     for i, topic in enumerate(topics.tolist()):
         if not should_split(int(sizes[i]), n, cohesion[i], low):
@@ -168,7 +197,7 @@ def build_levels(
         if len(members) < 2 * min_size:
             unsplit[topic] = "too few papers to split"
             continue
-        parts = split_topic(
+        split = split_topic(
             embeddings[members],
             min_size=min_size,
             max_size=int(SPLIT_SHARE * n),
@@ -176,13 +205,17 @@ def build_levels(
             cache_root=cache_root,
             clusterer=clusterer,
         )
-        if parts is None:
+        if split is None:
             unsplit[topic] = "no structure among its papers"
             continue
-        names = np.array([subtopic_id(topic, p) for p in range(int(parts.max()) + 1)], dtype=object)
-        subtopic[members] = names[parts]
+        count = int(split.parts.max()) + 1
+        names = np.array([subtopic_id(topic, p) for p in range(count)], dtype=object)
+        subtopic[members] = names[split.parts]
+        held = C.stability(split.fits, {p: np.flatnonzero(split.parts == p) for p in range(count)})
+        stability.update({str(names[p]): score for p, score in held.items()})
     return Levels(
         area_of_topic=area_of_topic,
         subtopic=subtopic,
         unsplit=unsplit,
+        stability=stability,
     )

@@ -160,18 +160,18 @@ def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> artifacts.Ma
 def _fitted_topics(
     plan: Plan, docs: list[str], embedded: stages.Embedded, graph: KnnGraph, timer: StageTimer
 ) -> stages.Topics:
-    """BuildMode.FULL: fit every paper, score stability when asked, project to 2-D."""
-    with timer.stage("topics", "Fitting topics (UMAP 5-D, HDBSCAN, c-TF-IDF, KeyBERT keywords)"):
-        fit = stages.fit(plan, docs, embedded, graph)
-    stability = None
-    if plan.config.stability:
-        with timer.stage(
-            "stability", f"Refitting topics with {plan.config.stability} more seeds (stability)"
-        ):
-            stability = stages.stability(plan, embedded, graph, fit)
+    """BuildMode.FULL: the consensus topics of every paper, then the 2-D map."""
+    from explorer.build.consensus import FITS
+    from explorer.build.topics import SHORT_LIST
+
+    how = f"the consensus of {FITS} seeded fits (UMAP 5-D, HDBSCAN)"
+    if len(docs) < SHORT_LIST and plan.config.clusterer is None:
+        how = f"a short list's Ward cut (under {SHORT_LIST} papers)"
+    with timer.stage("topics", f"Fitting topics: {how}, c-TF-IDF, KeyBERT keywords"):
+        topics = stages.fit(plan, docs, embedded, graph)
     with timer.stage("projection", "Projecting to 2-D for the map"):
         coords = stages.project(plan, embedded, graph)
-    return stages.Topics(fit, coords, stability=stability)
+    return replace(topics, coords=coords)
 
 
 def _assigned_topics(

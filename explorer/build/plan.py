@@ -63,7 +63,10 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #  15: the merge tree's parents named by their topics' top words together (boilerplate out),
 #      not by BERTopic's four best c-TF-IDF words
 #  16: the vocabulary gains `form` (each word singular): top keywords show one inflection
-PIPELINE_VERSION = 16
+#  17: topics are the consensus of 16 seeded fits on jittered graphs, subtopics too
+#      (consensus.py); a list under 200 papers is grouped by Ward (topics.short_list);
+#      nodes gain `stability` (topics and subtopics, from those fits)
+PIPELINE_VERSION = 17
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

@@ -203,6 +203,7 @@ class UmapParams:
     n_neighbors: int
     min_dist: float
     seed: int
+    n_epochs: int | None = None  # None: umap's own (500 up to 10,000 rows, else 200)
 
 
 def reduce_umap(
@@ -231,7 +232,7 @@ def reduce_umap(
         key.update(
             repr(
                 (p.n_components, p.n_neighbors, p.min_dist, p.seed, init,
-                 metadata.version("umap-learn"))
+                 metadata.version("umap-learn"), *((p.n_epochs,) if p.n_epochs else ()))
             ).encode()
         )  # fmt: skip
         stored = Path(cache_root) / "reductions" / f"{key.hexdigest()[:32]}.npy"
@@ -261,6 +262,7 @@ def _fit_umap(
         init=init,
         precomputed_knn=(*knn, None),
         low_memory=True,
+        n_epochs=params.n_epochs,
     )
     with warnings.catch_warnings():
         # Expected here: no search index (we never transform new data), and

@@ -2,8 +2,7 @@
 
 `pipeline.build` runs them in order under its stage timer; every result is a value the
 next stage takes, so no stage reaches back into an earlier one. The topic stage differs
-by the plan's mode (plan.BuildMode: `fit`, then `stability` and `project`; `keep`; or
-`fit_sample`) and always ends in one `Topics`. This module imports plan.py, never
+by the plan's mode (plan.BuildMode: `fit`, then `project`; `keep`; or `fit_sample`) and always ends in one `Topics`. This module imports plan.py, never
 pipeline.py.
 """
 
@@ -20,6 +19,7 @@ import pandas as pd
 from explorer import artifacts
 from explorer.build import summaries as S
 from explorer.build.config import BuildConfig
+from explorer.build.consensus import Stability, topic_stability
 from explorer.build.keep import Kept
 from explorer.build.levels import Levels
 from explorer.build.plan import Plan
@@ -48,16 +48,7 @@ class Summary:
     topic_similarity: np.ndarray
     doc_terms: object  # scipy.sparse.csr_matrix, papers x vocabulary
     n_topics: int
-    stability: dict | None = None  # refits, mean ARI, median topic stability (--stability)
-
-
-@dataclass(frozen=True)
-class Stability:
-    """Per-topic stability over K refits with other seeds, and the corpus's mean ARI."""
-
-    topics: dict[int, float]
-    refits: int
-    mean_ari: float
+    stability: dict | None = None  # fits, their mean ARI, median topic stability
 
 
 @dataclass(frozen=True)
@@ -67,7 +58,7 @@ class Topics:
     fit: TopicFit
     coords: np.ndarray  # the 2-D map, row i = paper i
     levels: Levels | None = None  # kept or a sample's areas and subtopics; None: summarise cuts
-    stability: Stability | None = None  # `--stability` (a full fit only)
+    stability: Stability | None = None  # from the consensus's fits (none when topics are kept)
     kept: int = 0  # papers whose topic came from the kept run or the sample's fit
     added: int = 0  # papers assigned to those topics (assign.py)
 
@@ -107,16 +98,24 @@ def neighbours(plan: Plan, embedded: Embedded) -> KnnGraph:
 
 
 def graph_k(params: TopicParams) -> int:
-    """Neighbours per paper in the shared graph: UMAP's and the similar-papers list's."""
-    return max(params.n_neighbors, S.N_SIMILAR + 1)
+    """Neighbours per paper in the shared graph: twice UMAP's, the candidates each
+    consensus fit picks its jittered neighbours from (consensus.jittered_graph), and at
+    least the similar-papers list's."""
+    return max(2 * params.n_neighbors, S.N_SIMILAR + 1)
 
 
-def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> TopicFit:
-    """Reduce, cluster, assign outliers, and let BERTopic build the keyword representation."""
+def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Topics:
+    """The consensus partition (topics.partition), each topic's stability over its fits,
+    and BERTopic's keyword representation; the map is projected by `project`."""
     from explorer.build.topics import partition
 
-    part = partition(embedded.vectors, graph, plan.params, plan.cache_dir, plan.config.clusterer)
-    return _represent(plan, docs, embedded, part)
+    part = partition(
+        embedded.vectors, graph, plan.params, plan.cache_dir, plan.config.clusterer,
+        progress=plan.progress,
+    )  # fmt: skip
+    fitted = _represent(plan, docs, embedded, part)
+    empty = np.zeros((0, 2), dtype=np.float32)
+    return Topics(fitted, empty, stability=topic_stability(part.fits, fitted.labels))
 
 
 def keep(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
@@ -144,7 +143,12 @@ class SampleFit:
 
 
 def fit_rows(
-    vectors: np.ndarray, params: TopicParams, cache_dir: Path, config: BuildConfig
+    vectors: np.ndarray,
+    params: TopicParams,
+    cache_dir: Path,
+    config: BuildConfig,
+    *,
+    progress: bool = False,
 ) -> SampleFit:
     """Graph, partition and levels of `vectors` alone, as a build fits its sample: the one
     home of that sequence, which bench/sample_fit.py also fits its full fits and samples by.
@@ -156,7 +160,7 @@ def fit_rows(
     graph = knn_graph(
         vectors, graph_k(params), exact_up_to=config.exact_neighbours_up_to, seed=params.seed
     )
-    part = partition(vectors, graph, params, cache_dir, config.clusterer)
+    part = partition(vectors, graph, params, cache_dir, config.clusterer, progress=progress)
     levels = build_levels(
         vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,
         cache_root=cache_dir, clusterer=config.clusterer,
@@ -174,7 +178,7 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
     params = plan.params
     rows = stratified_sample(plan.corpus.papers, plan.config.sample_size, params.seed)
     vectors = embedded.vectors[rows]
-    sample = fit_rows(vectors, params, plan.cache_dir, plan.config)
+    sample = fit_rows(vectors, params, plan.cache_dir, plan.config, progress=plan.progress)
     part, levels = sample.partition, sample.levels
     coords = project_2d(
         vectors, sample.graph, n_neighbors=params.n_neighbors, seed=params.seed,
@@ -201,12 +205,16 @@ def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
     fitted = _represent(
         plan, docs, embedded, _given(docs, plan, kept.labels, clustered, part.threshold)
     )
-    return _assigned(fitted, renumbered(kept, fitted.labels))
+    held = topic_stability(part.fits, fitted.labels[rows])  # the sample's fits, its papers
+    return _assigned(fitted, renumbered(kept, fitted.labels), held)
 
 
-def _assigned(fit: TopicFit, kept: Kept) -> Topics:
+def _assigned(fit: TopicFit, kept: Kept, stability: Stability | None = None) -> Topics:
     """Topics no fit over every paper made, with the levels and map they came with."""
-    return Topics(fit, kept.coords, levels=kept.levels, kept=kept.kept, added=kept.added)
+    return Topics(
+        fit, kept.coords, levels=kept.levels, stability=stability, kept=kept.kept,
+        added=kept.added,
+    )  # fmt: skip
 
 
 def _given(docs: list[str], plan: Plan, labels: np.ndarray, clustered: int, threshold: float):
@@ -223,27 +231,6 @@ def _represent(plan: Plan, docs: list[str], embedded: Embedded, part) -> TopicFi
     from explorer.build.topics import represent
 
     return represent(docs, embedded.vectors, part, plan.params, embedder=plan.embedder)
-
-
-def stability(plan: Plan, embedded: Embedded, graph: KnnGraph, fit: TopicFit) -> Stability:
-    from explorer.build import stability as ST
-
-    refits = [
-        ST.refit_labels(
-            embedded.vectors,
-            graph,
-            plan.params,
-            plan.params.seed + k,
-            plan.cache_dir,
-            plan.config.clusterer,
-        )  # fmt: skip
-        for k in range(1, plan.config.stability + 1)
-    ]
-    return Stability(
-        topics=ST.topic_stability(fit.labels, refits),
-        refits=len(refits),
-        mean_ari=ST.mean_ari([fit.labels, *refits]),
-    )
 
 
 def project(plan: Plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
@@ -286,6 +273,8 @@ def summarise(
     table = _with_phrase_labels(table, nodes)
     scores = topics.stability.topics if topics.stability else {}
     table["stability"] = [scores.get(int(t), np.nan) for t in table["topic_id"]]
+    held = {**{str(t): v for t, v in scores.items()}, **levels.stability}
+    nodes["stability"] = nodes["node_id"].map(held).astype(float)  # areas: none
     _add_paths(papers, labels, nodes, levels)
     label_of = dict(zip(table["topic_id"], table["label"], strict=True))
     papers["topic_id"] = labels

@@ -1,4 +1,5 @@
-"""Topic modelling: explicit UMAP -> HDBSCAN -> outlier assignment -> BERTopic representation.
+"""Topic modelling: the consensus of seeded UMAP -> HDBSCAN -> outlier-assignment fits
+(explorer/build/consensus.py; a short list: a Ward cut) -> BERTopic representation.
 
 Each stage is a plain function whose sub-models are visible here, not hidden in
 BERTopic's defaults. BERTopic receives the finished clustering (as labels) and
@@ -17,7 +18,7 @@ import numpy as np
 from explorer.artifacts import OUTLIER
 from explorer.build.cluster import Clusterer, for_topics
 from explorer.build.embed import Embedder, embed_texts
-from explorer.build.projection import KnnGraph, UmapParams, reduce_umap
+from explorer.build.projection import KnnGraph, UmapParams
 from explorer.errors import InputError
 from explorer.vectors import centroids as unit_centroids
 from explorer.vectors import normalise_rows
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
 
 MIN_DOCUMENTS = 10
 DEFAULT_SEED = 42
+# Below this many papers the consensus of UMAP + HDBSCAN fits left a topic over 30% of the
+# papers or over 10% outliers in 10 of 15 lists (ICML samples of 40-120 papers and the seed
+# corpus), from 150 on in none of 12 (docs/consensus.md, "Short lists"): `short_list`.
+SHORT_LIST = 150
+SHORT_MAX_SHARE = 0.3  # no topic of a short list holds more than this share of its papers
+SHORT_MAX_NOISE = 0.1  # nor do its groups too small to be topics (left to outlier assignment)
 
 
 @dataclass(frozen=True)
@@ -135,10 +142,11 @@ class _Precomputed:
 class Partition:
     """The seed-dependent part of the topic stage: which paper is in which topic."""
 
-    reduced: np.ndarray  # the 5-D UMAP reduction
+    reduced: np.ndarray  # a 5-D UMAP reduction (the consensus's first fit)
     labels: np.ndarray
-    clustered: int  # documents the clusterer placed in a topic before outlier assignment
+    clustered: int  # documents the consensus placed in a topic before outlier assignment
     threshold: float  # cosine similarity a noise abstract needed to join a topic
+    fits: np.ndarray | None = None  # papers x fits: each fit's topics (consensus.py)
 
 
 def partition(
@@ -147,20 +155,95 @@ def partition(
     params: TopicParams,
     cache_root,
     clusterer: Clusterer | None = None,
+    *,
+    progress: bool = False,
 ) -> Partition:
-    """Reduce (cached per seed), cluster, assign outliers: the fit's partition, and what
-    `explorer build --stability` repeats with other seeds. `clusterer`: the build's own
-    (explorer/build/cluster.py), else HDBSCAN sized by `params`."""
+    """The consensus of `consensus.FITS` seeded fits (each: reduce its jittered graph,
+    cluster, assign outliers), its small groups left to outlier assignment; a short list
+    is grouped by `short_list` instead, unless the build was given its own clusterer.
+    `graph` holds at least 2 x n_neighbors candidates per paper. `clusterer`: the build's
+    own (explorer/build/cluster.py), else HDBSCAN."""
+    from explorer.build import consensus as C
+
+    if clusterer is None and len(embeddings) < SHORT_LIST:
+        return short_list(embeddings, params)
+    chosen = for_topics(params, clusterer)
+
+    def label(reduced: np.ndarray) -> np.ndarray:
+        found = renumber_by_size(chosen.fit_predict(reduced))
+        if not (found != OUTLIER).any():
+            found = np.zeros(len(found), dtype=np.int64)
+        return assign_outliers(embeddings, found, params.outlier_quantile)[0]
+
     umap = UmapParams(params.n_components, params.n_neighbors, min_dist=0.0, seed=params.seed)
-    reduced = reduce_umap(embeddings, graph, umap, cache_root=cache_root)
-    labels = renumber_by_size(for_topics(params, clusterer).fit_predict(reduced))
+    fits, reduced = C.seeded_fits(
+        embeddings, graph.indices, umap=umap, label=label, cache_root=cache_root,
+        progress=progress,
+    )  # fmt: skip
+    agreed = C.consensus(fits, graph.indices[:, : params.n_neighbors], params.min_topic_size)
+    return _finished(embeddings, renumber_by_size(agreed), params, reduced, fits)
+
+
+def _finished(
+    embeddings: np.ndarray, labels: np.ndarray, params: TopicParams, reduced, fits
+) -> Partition:
+    """Outliers assigned to a grouping; one topic of everything where nothing grouped
+    (typical of very small or uniform corpora: the honest answer, the summary says so)."""
     clustered = int((labels != OUTLIER).sum())
     if clustered == 0:
-        # HDBSCAN found no structure (typical of very small or uniform corpora):
-        # one topic holding everything is the honest answer; the build summary says so.
         labels = np.zeros(len(embeddings), dtype=np.int64)
     labels, threshold = assign_outliers(embeddings, labels, params.outlier_quantile)
-    return Partition(reduced, labels, clustered, threshold)
+    return Partition(reduced, labels, clustered, threshold, fits)
+
+
+def short_list(embeddings: np.ndarray, params: TopicParams) -> Partition:
+    """Topics of a list shorter than `SHORT_LIST`, where the consensus alone leaves a topic
+    over 30% of the papers or many outliers: a cut of the Ward tree of the unit vectors
+    (`short_cut`), its groups smaller than the smallest topic left to outlier assignment.
+    The fits that score its stability are the same cut of `consensus.FITS` jittered copies
+    of the vectors."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    from explorer.build import consensus as C
+
+    unit = normalise_rows(np.asarray(embeddings, dtype=np.float64))
+    tree = linkage(unit, method="ward")
+    k = short_cut(tree, len(unit), params.min_topic_size)
+
+    def ward(vectors: np.ndarray) -> np.ndarray:
+        return renumber_by_size(fcluster(linkage(vectors, method="ward"), k, "maxclust"))
+
+    fits = [ward(C.jittered(unit, C.fit_seed(params.seed, i))) for i in range(C.FITS)]
+    groups = fcluster(tree, k, "maxclust")
+    small = np.bincount(groups)[groups] < params.min_topic_size
+    labels = renumber_by_size(np.where(small, OUTLIER, groups))
+    reduced = np.zeros((len(unit), params.n_components), dtype=np.float32)
+    return _finished(embeddings, labels, params, reduced, np.stack(fits, axis=1))
+
+
+def short_cut(tree: np.ndarray, n: int, min_size: int) -> int:
+    """How many groups a short list is cut into: of the Ward cuts whose largest group holds
+    at most SHORT_MAX_SHARE of the papers and whose groups under `min_size` papers hold at
+    most SHORT_MAX_NOISE, the one the data separates most clearly, at the largest ratio of
+    the merge above the cut to the highest merge below it (ties: fewer groups). Where no cut
+    qualifies, the coarsest whose largest group holds at most SHORT_MAX_SHARE."""
+    from scipy.cluster.hierarchy import fcluster
+
+    heights = tree[:, 2]
+    best, best_gap = None, -np.inf
+    for k in range(2, n // min_size + 1):
+        sizes = np.bincount(fcluster(tree, k, "maxclust"))[1:]
+        small = sizes[sizes < min_size].sum()
+        if sizes.max() > SHORT_MAX_SHARE * n or small > SHORT_MAX_NOISE * n:
+            continue
+        gap = heights[n - k] / max(heights[n - k - 1], 1e-12)
+        if gap > best_gap + 1e-9:
+            best, best_gap = k, gap
+    if best is not None:
+        return best
+    fits = (k for k in range(2, n + 1) if np.bincount(fcluster(tree, k, "maxclust")).max()
+            <= SHORT_MAX_SHARE * n)  # fmt: skip
+    return next(fits, n)
 
 
 @dataclass

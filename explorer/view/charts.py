@@ -64,7 +64,7 @@ def map_hover(papers: pd.DataFrame) -> pd.Series:
             papers["title"], papers["venue"], years, papers["status"], strict=True
         )
     ]
-    if "stability" in papers and papers["stability"].notna().any():  # --stability builds
+    if "stability" in papers and papers["stability"].notna().any():  # runs that scored it
         text = [
             f"{h}<br>topic stability {st:.2f}" if st == st else h
             for h, st in zip(text, papers["stability"], strict=True)

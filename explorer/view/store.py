@@ -76,14 +76,14 @@ def nodes_at(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
     return nodes[(nodes["level"] == "subtopic") | leaf_topics]
 
 
-def opened_by(nodes: pd.DataFrame, node: str) -> tuple[str, str]:
-    """The topic, and the level, the Topics page opens at for a click on `node` (its detail
-    shows a topic): a topic or subtopic opens its topic at its own level; an area opens its
-    largest topic among the topics (a table of areas above one topic's detail reads as if
-    the topic were the area)."""
-    level = level_of(node)
-    if level != "area":
-        return topic_of(node), level
+def opened_by(nodes: pd.DataFrame, node: str, shown: str) -> tuple[str, str]:
+    """The topic, and the level, the Topics page opens at for a click on `node` in a chart
+    of level `shown` (its detail shows a topic): a topic or subtopic opens its topic at the
+    level clicked (an unsplit topic among the subtopics stays among them); an area opens
+    its largest topic among the topics (a table of areas above one topic's detail reads as
+    if the topic were the area)."""
+    if level_of(node) != "area":
+        return topic_of(node), shown
     topics = nodes[(nodes["level"] == "topic") & (nodes["parent_id"] == node)]
     largest = topics.sort_values("size", ascending=False, kind="stable")["node_id"].iloc[0]
     return str(largest), "topic"
@@ -102,7 +102,7 @@ def export_frame(papers: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
         frame["area_id"], frame["area_label"] = "", ""
     frame["subtopic_id"] = papers["subtopic_id"].astype(str).to_numpy()
     frame["subtopic_label"] = [label.get(n, "") for n in frame["subtopic_id"]]
-    # The topic's stability (explorer build --stability), empty where not computed.
+    # The topic's stability (its consensus fits), empty where not computed.
     frame["stability"] = papers["stability"].to_numpy() if "stability" in papers else np.nan
     # The topic's coherence (NPMI of its top words), empty for outliers and older builds.
     coherence = (
@@ -127,7 +127,7 @@ class Filters:
     min_probability: float = 0.0
     show_outliers: bool = True
     show_hidden: bool = False  # papers in nodes a curator hid
-    min_stability: float = 0.0  # hide topics less stable than this (explorer build --stability)
+    min_stability: float = 0.0  # hide topics less stable than this (consensus fits)
 
 
 def year_range(chosen: tuple[int, int] | None, available: list[int]) -> tuple[int, int] | None:
@@ -444,10 +444,11 @@ def contrast_keywords(
 
 def node_table(nodes: pd.DataFrame, level: str) -> pd.DataFrame:
     """The Topics page's table at one level: id, parent, long label, size, share, the
-    topics' stability where the build computed it, and each node's coherence (NPMI of its
-    top words) with `low coherence` noted below LOW_COHERENCE."""
+    stability of topics and subtopics where the build scored it (its consensus fits), and
+    each node's coherence (NPMI of its top words) with `low coherence` noted below
+    LOW_COHERENCE."""
     columns = ["node_id", "parent_id", "long_label", "size", "share"]
-    if "stability" in nodes and nodes["stability"].notna().any() and level == "topic":
+    if "stability" in nodes and nodes_at(nodes, level)["stability"].notna().any():
         columns.append("stability")
     if "coherence" in nodes:
         columns.append("coherence")

@@ -51,7 +51,7 @@ class _Choices:
     venues: list[str]
     years: list[int]
     any_hidden: bool  # a curator hid some node
-    has_stability: bool  # the build scored topic stability (--stability)
+    has_stability: bool  # the build scored topic stability (its consensus fits)
 
 
 def _choices(data: RunData) -> _Choices:
@@ -159,7 +159,7 @@ def _facet_filters(choices: _Choices) -> tuple[list[str], list[str], tuple[int, 
 
 def _topic_filters(choices: _Choices) -> tuple[float, bool, float, bool]:
     """How sure, how stable and how visible a paper's topic must be: minimum probability,
-    outliers hidden, minimum stability (--stability runs), curator-hidden topics shown."""
+    outliers hidden, minimum stability (runs that scored it), curator-hidden topics shown."""
     min_probability = st.slider(
         "Minimum topic probability",
         0.0,
@@ -180,8 +180,8 @@ def _topic_filters(choices: _Choices) -> tuple[float, bool, float, bool]:
             0.05,
             key=state.MIN_STABILITY,
             bind="query-params",
-            help="How much of a topic comes back when the topics are refitted with "
-            "other seeds (explorer build --stability): 1 always, 0 never.",
+            help="How often a topic's papers stayed together across the build's seeded "
+            "fits, whose consensus the topics are: 1 always, 0 never.",
         )
     show_hidden = choices.any_hidden and st.checkbox(
         "Show hidden topics",
