@@ -27,6 +27,17 @@ def test_the_seed_corpus_is_several_subjects_none_dominant(seed_run):
 
 
 @pytest.mark.realbuild
+def test_a_short_lists_map_shows_its_topics_as_regions(seed_run):
+    """Laid out by similarity alone, 38 papers scattered every topic over the map
+    (silhouette of the topics on the map ~0.1); a short list's map keeps them together."""
+    from sklearn.metrics import silhouette_score
+
+    papers = seed_run.table("papers")
+    real = papers[papers["topic_id"] != OUTLIER_ID]
+    assert silhouette_score(real[["x", "y"]].to_numpy(), real["topic_id"]) >= 0.3
+
+
+@pytest.mark.realbuild
 def test_a_short_lists_levels_each_group_something(seed_run):
     nodes = seed_run.table("nodes")
     n = len(seed_run.table("papers"))

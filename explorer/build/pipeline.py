@@ -162,15 +162,16 @@ def _fitted_topics(
 ) -> stages.Topics:
     """BuildMode.FULL: the consensus topics of every paper, then the 2-D map."""
     from explorer.build.consensus import FITS
-    from explorer.build.topics import SHORT_LIST
+    from explorer.build.topics import SHORT_LIST, is_short_list
 
+    short = is_short_list(len(docs), plan.config.clusterer)
     how = f"the consensus of {FITS} seeded fits (UMAP 5-D, HDBSCAN)"
-    if len(docs) < SHORT_LIST and plan.config.clusterer is None:
+    if short:
         how = f"a short list's Ward cut (under {SHORT_LIST} papers)"
     with timer.stage("topics", f"Fitting topics: {how}, c-TF-IDF, KeyBERT keywords"):
         topics = stages.fit(plan, docs, embedded, graph)
     with timer.stage("projection", "Projecting to 2-D for the map"):
-        coords = stages.project(plan, embedded, graph)
+        coords = stages.project(plan, embedded, graph, topics.fit.labels if short else None)
     return replace(topics, coords=coords)
 
 

@@ -66,7 +66,8 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #  17: topics are the consensus of 16 seeded fits on jittered graphs, subtopics too
 #      (consensus.py); a list under 200 papers is grouped by Ward (topics.short_list);
 #      nodes gain `stability` (topics and subtopics, from those fits)
-PIPELINE_VERSION = 17
+#  18: a short list's map keeps each topic together (projection.TARGET_WEIGHT)
+PIPELINE_VERSION = 18
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

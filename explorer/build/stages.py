@@ -233,16 +233,16 @@ def _represent(plan: Plan, docs: list[str], embedded: Embedded, part) -> TopicFi
     return represent(docs, embedded.vectors, part, plan.params, embedder=plan.embedder)
 
 
-def project(plan: Plan, embedded: Embedded, graph: KnnGraph) -> np.ndarray:
+def project(
+    plan: Plan, embedded: Embedded, graph: KnnGraph, topics: np.ndarray | None = None
+) -> np.ndarray:
+    """The map (projection.project_2d); `topics` held together on a short list's map."""
     from explorer.build.projection import project_2d
 
     return project_2d(
-        embedded.vectors,
-        graph,
-        n_neighbors=plan.params.n_neighbors,
-        seed=plan.params.seed,
-        cache_root=plan.cache_dir,
-    )
+        embedded.vectors, graph, n_neighbors=plan.params.n_neighbors, seed=plan.params.seed,
+        cache_root=plan.cache_dir, topics=topics,
+    )  # fmt: skip
 
 
 def summarise(

@@ -165,7 +165,7 @@ def partition(
     own (explorer/build/cluster.py), else HDBSCAN."""
     from explorer.build import consensus as C
 
-    if clusterer is None and len(embeddings) < SHORT_LIST:
+    if is_short_list(len(embeddings), clusterer):
         return short_list(embeddings, params)
     chosen = for_topics(params, clusterer)
 
@@ -194,6 +194,12 @@ def _finished(
         labels = np.zeros(len(embeddings), dtype=np.int64)
     labels, threshold = assign_outliers(embeddings, labels, params.outlier_quantile)
     return Partition(reduced, labels, clustered, threshold, fits)
+
+
+def is_short_list(n_papers: int, clusterer: Clusterer | None) -> bool:
+    """Whether a fit of `n_papers` is a short list's Ward cut (`short_list`): below
+    SHORT_LIST papers, unless the build was given its own clusterer."""
+    return clusterer is None and n_papers < SHORT_LIST
 
 
 def short_list(embeddings: np.ndarray, params: TopicParams) -> Partition:
