@@ -90,7 +90,7 @@ def _build(code: Path, cache: Path, name: str, files: list[str], precision: str,
     return result
 
 
-def _shared_embeddings(cache: Path) -> Path:
+def shared_embeddings(cache: Path) -> Path:
     """A cache folder whose embeddings are shared by both sides and every run of this
     benchmark (a vector depends on its text, model and precision, not on our code)."""
     shared = WORK / "reproducibility-embeddings"
@@ -109,7 +109,7 @@ def _side(code: Path, label: str, corpus: str) -> dict:
 
     from explorer import artifacts
 
-    cache = _shared_embeddings(WORK / f"reproducibility-{label}")
+    cache = shared_embeddings(WORK / f"reproducibility-{label}")
     runs, out = {}, {}
     for key, (precision, seed) in BUILDS.items():
         name = f"{corpus}-{key}"
@@ -153,7 +153,7 @@ def _quality(code: Path, label: str) -> dict:
 
     from explorer import artifacts
 
-    cache = _shared_embeddings(WORK / f"reproducibility-{label}")
+    cache = shared_embeddings(WORK / f"reproducibility-{label}")
     files = [str(PAPERLISTS / f) for f in MIX]
     _build(code, cache, "mix", files, "float32", 42)
     papers = artifacts.open_run(cache, "mix", verify=False).table("papers")

@@ -31,16 +31,12 @@ TARGET_HOMOGENEITY, TARGET_LARGEST = 0.8, 0.4
 def _vectors() -> tuple[np.ndarray, np.ndarray]:
     """Every paper of the three venues embedded (float32, cached beside row 12's), and each
     paper's venue."""
+    from bench.reproducibility import shared_embeddings
     from explorer.build.embed import Embedder, embed_texts
     from explorer.build.pipeline import prepare_environment
     from explorer.build.sources import ReadOptions, read_inputs
 
-    cache = WORK / "short-lists"
-    shared = WORK / "reproducibility-embeddings"
-    shared.mkdir(parents=True, exist_ok=True)
-    cache.mkdir(parents=True, exist_ok=True)
-    if not (cache / "embeddings").is_symlink():
-        (cache / "embeddings").symlink_to(shared.resolve(), target_is_directory=True)
+    cache = shared_embeddings(WORK / "short-lists")
     prepare_environment(cache)
     texts, venues = [], []
     for venue, (folder, years) in VENUES.items():

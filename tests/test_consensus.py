@@ -25,6 +25,11 @@ def _blocks_graph(sizes: list[int], k: int = 4) -> np.ndarray:
     return np.array(rows)
 
 
+def test_renumber_by_size_puts_largest_first_and_ties_by_old_id():
+    labels = np.array([5, 5, 2, 2, 2, OUTLIER, 7, 9, 9])
+    assert C.renumber_by_size(labels).tolist() == [1, 1, 0, 0, 0, OUTLIER, 3, 2, 2]
+
+
 def test_agree_keeps_what_most_fits_put_together():
     # Three planted blocks; every fit splits block 0 at another random place, one fit in
     # four merges blocks 1 and 2, and a few papers are noise in a few fits.
@@ -46,7 +51,7 @@ def test_agree_keeps_what_most_fits_put_together():
 def test_agree_stops_below_a_majority():
     # Two blocks joined in exactly 3 of 8 fits stay apart; in 5 of 8 they merge.
     truth = np.repeat([0, 1], 10)
-    graph = np.vstack([_blocks_graph([10, 10]), [[9, 10, 11, 12]]])[:20]
+    graph = _blocks_graph([10, 10])
     graph[9] = [9, 10, 11, 0]  # one edge across, so the blocks are neighbours
     for together, merged in ((3, False), (5, True)):
         fits = np.stack([np.zeros(20) if f < together else truth for f in range(8)], axis=1)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from explorer.build.topics import OUTLIER, assign_outliers, default_params, renumber_by_size
+from explorer.build.topics import OUTLIER, assign_outliers, default_params
 from explorer.errors import InputError
 
 
@@ -16,11 +16,6 @@ def test_params_scale_with_corpus_size():
 def test_too_small_corpus_says_the_minimum():
     with pytest.raises(InputError, match="at least 10 are needed"):
         default_params(4)
-
-
-def test_renumber_by_size_puts_largest_first():
-    labels = np.array([5, 5, 2, 2, 2, -1, 7])
-    assert renumber_by_size(labels).tolist() == [1, 1, 0, 0, 0, OUTLIER, 2]
 
 
 def test_assign_outliers_only_when_close_enough():

@@ -49,6 +49,18 @@ FIT_EPOCHS = 200
 MAJORITY = 0.5  # groups merge while at least half the fits, on average, put them together
 
 
+def renumber_by_size(labels: np.ndarray) -> np.ndarray:
+    """Largest topic becomes 0; ties broken by the old id, so the result is deterministic."""
+    labels = np.asarray(labels, dtype=np.int64)
+    kept = labels != OUTLIER
+    ids, counts = np.unique(labels[kept], return_counts=True)
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.lexsort((ids, -counts))] = np.arange(len(ids))
+    out = np.full(len(labels), OUTLIER, dtype=np.int64)
+    out[kept] = rank[np.searchsorted(ids, labels[kept])]
+    return out
+
+
 def fit_seed(seed: int, fit: int) -> int:
     """The seed of fit `fit` of a build seeded `seed`: a hash of both, so two builds'
     seeds share no fit, and one build's fits are the same on every run."""
@@ -168,7 +180,8 @@ def agree(labels: np.ndarray, indices: np.ndarray, *, threshold: float = MAJORIT
         owner[owner == b] = a
         version[a] += 1
         _push(heap, groups, a, np.array(sorted(neighbours[a]), dtype=np.int64), version)
-    return _by_size(owner)
+    # A group's number is its smallest paper (b always joins a < b): ties go to it.
+    return renumber_by_size(owner)
 
 
 def _edges(indices: np.ndarray, n: int) -> list[set[int]]:
@@ -203,15 +216,6 @@ def _merge(groups: _Groups, neighbours: list[set[int]], a: int, b: int) -> None:
             neighbours[a].add(c)
     neighbours[a].discard(b)
     neighbours[b] = set()
-
-
-def _by_size(owner: np.ndarray) -> np.ndarray:
-    """Group numbers 0.. by size, largest first (ties: the group's smallest paper)."""
-    ids, first, sizes = np.unique(owner, return_index=True, return_counts=True)
-    order = np.lexsort((first, -sizes))
-    rank = np.empty(len(ids), dtype=np.int64)
-    rank[order] = np.arange(len(ids))
-    return rank[np.searchsorted(ids, owner)]
 
 
 def stability(labels: np.ndarray, members_of: dict) -> dict:

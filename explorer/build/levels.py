@@ -135,16 +135,12 @@ def _subclusters(
 ) -> np.ndarray | None:
     """The clusterer on the reduced members; stragglers join the nearest subcluster's
     centroid."""
-    from explorer.build.topics import renumber_by_size
-
-    return _with_stragglers(vectors, renumber_by_size(clusterer.fit_predict(reduced)))
+    return _with_stragglers(vectors, C.renumber_by_size(clusterer.fit_predict(reduced)))
 
 
 def _with_stragglers(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
     """Parts numbered by size with every OUTLIER in the nearest part (by centroid), or None
     when fewer than two parts were found."""
-    from explorer.build.topics import renumber_by_size
-
     found = np.unique(labels[labels != OUTLIER])
     if len(found) < 2:
         return None
@@ -154,7 +150,7 @@ def _with_stragglers(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray | No
     if stray.any():
         sims = unit[stray] @ centroids(unit, labels, found).T
         labels[stray] = found[sims.argmax(axis=1)]
-    return renumber_by_size(labels)
+    return C.renumber_by_size(labels)
 
 
 def build_levels(

@@ -2,8 +2,8 @@
 
 `pipeline.build` runs them in order under its stage timer; every result is a value the
 next stage takes, so no stage reaches back into an earlier one. The topic stage differs
-by the plan's mode (plan.BuildMode: `fit`, then `project`; `keep`; or `fit_sample`) and always ends in one `Topics`. This module imports plan.py, never
-pipeline.py.
+by the plan's mode (plan.BuildMode: `fit`, then `project`; `keep`; or `fit_sample`) and
+always ends in one `Topics`. This module imports plan.py, never pipeline.py.
 """
 
 from __future__ import annotations

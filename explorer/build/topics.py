@@ -17,6 +17,7 @@ import numpy as np
 
 from explorer.artifacts import OUTLIER
 from explorer.build.cluster import Clusterer, for_topics
+from explorer.build.consensus import renumber_by_size
 from explorer.build.embed import Embedder, embed_texts
 from explorer.build.projection import KnnGraph, UmapParams
 from explorer.errors import InputError
@@ -77,14 +78,6 @@ def default_params(
         min_df=1 if n_docs < 200 else 2,
         seed=seed,
     )
-
-
-def renumber_by_size(labels: np.ndarray) -> np.ndarray:
-    """Largest topic becomes 0; ties broken by the old id, so the result is deterministic."""
-    ids, counts = np.unique(labels[labels != OUTLIER], return_counts=True)
-    order = sorted(zip(-counts, ids, strict=True))
-    mapping = {old: new for new, (_, old) in enumerate(order)}
-    return np.array([mapping.get(label, OUTLIER) for label in labels], dtype=np.int64)
 
 
 def assign_outliers(
