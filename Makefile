@@ -83,7 +83,7 @@ install-check: $(VENV)/.installed-dev haproxy
 
 # docs/cli.md from explorer's own parser (tests/test_docs.py fails when it is stale).
 docs: $(VENV)/.installed
-	$(PY) -m explorer.cli_reference docs/cli.md
+	$(PY) -m explorer.cli.reference docs/cli.md
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check explorer pages tests app.py serve.py bench

@@ -3,6 +3,11 @@ over 60 lines and functions over 6 parameters, across explorer/, pages/, bench/ 
 
     python -m bench.code_shape            # the report
     python -m bench.code_shape --json     # the same, machine-readable
+    python -m bench.code_shape --check    # one line per module over 400 lines, function over
+                                          # 60 lines or over 6 parameters; exit 1 if any
+
+The check is issue 50's gate (tests/test_layout.py runs it). The benchmarks' scratch
+(bench/work, old checkouts among it) is not measured.
 
 Standard library only (ast), so the numbers can be regenerated from any checkout. A function's
 length runs from its `def` line (decorators excluded) to its last line, docstring included; a
@@ -23,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCOPE = ("explorer", "pages", "bench", "app.py")
+SCRATCH = ROOT / "bench" / "work"  # benchmarks' scratch (git-ignored; old checkouts too)
+MAX_MODULE_LINES = 400
 MAX_LINES = 60
 MAX_PARAMS = 6
 LARGEST = 10  # modules listed by size
@@ -45,7 +52,8 @@ def python_files(root: Path = ROOT) -> list[Path]:
     for entry in SCOPE:
         path = root / entry
         files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return [p for p in files if p.is_file()]
+    scratch = root / SCRATCH.relative_to(ROOT)
+    return [p for p in files if p.is_file() and not p.is_relative_to(scratch)]
 
 
 def _param_count(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> int:
@@ -86,12 +94,14 @@ def measure(root: Path = ROOT) -> dict:
         reverse=True,
     )  # fmt: skip
     every = [f for p in files for f in functions(p, root)]
+    big = [{"path": p, "lines": n} for n, p in sizes if n > MAX_MODULE_LINES]
     long_ = sorted((f for f in every if f.lines > MAX_LINES), key=lambda f: -f.lines)
     wide = sorted((f for f in every if f.params > MAX_PARAMS), key=lambda f: -f.params)
     return {
         "files": len(files),
         "lines": sum(n for n, _ in sizes),
         "largest_modules": [{"path": p, "lines": n} for n, p in sizes[:LARGEST]],
+        "over_module_lines": big,
         "functions": len(every),
         "over_lines": [asdict(f) for f in long_],
         "over_params": [asdict(f) for f in wide],
@@ -118,10 +128,31 @@ def render(report: dict) -> str:
     return "\n".join(out)
 
 
+def violations(root: Path = ROOT) -> list[str]:
+    """Every module, function or parameter list over its limit, one line each: empty when
+    the code is within issue 50's limits."""
+    report = measure(root)
+    return [
+        *(f"{m['path']}: {m['lines']} lines (modules: at most {MAX_MODULE_LINES})"
+          for m in report["over_module_lines"]),
+        *(f"{f['path']}:{f['line']} {f['name']}: {f['lines']} lines (functions: at most "
+          f"{MAX_LINES})" for f in report["over_lines"]),
+        *(f"{f['path']}:{f['line']} {f['name']}: {f['params']} parameters (at most "
+          f"{MAX_PARAMS})" for f in report["over_params"]),
+    ]  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--check", action="store_true", help="list what is over a limit; exit 1 if anything is"
+    )
     args = parser.parse_args(argv)
+    if args.check:
+        found = violations()
+        print("\n".join(found) if found else "within the limits")
+        return 1 if found else 0
     report = measure()
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0

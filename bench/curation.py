@@ -79,7 +79,7 @@ class History:
     def one(self, kind: float) -> None:
         """One change of the mix, picked by `kind` in [0, 1)."""
         from explorer import curation
-        from explorer.artifacts import level_of
+        from explorer.node_ids import level_of
 
         rng, shown = self.rng, list(self.shown()["node_id"])
         if kind < 0.42:

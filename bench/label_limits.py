@@ -36,7 +36,7 @@ from bench.quality import (
     run_terms,
     run_vectors,
 )
-from explorer.artifacts import level_of
+from explorer.node_ids import level_of
 
 POOL = 60  # a node's best words the co-occurrence choice picks from
 LEVELS = ("area", "topic", "subtopic", "leaf")
@@ -131,7 +131,7 @@ def _scores(ways: dict, matrix, vocabulary) -> dict:
 
 def coherence_limits(run, docs: list[str]) -> dict:
     """In-sample and held-out NPMI and diversity of each way of choosing top words."""
-    from explorer.build.label_audit import run_hierarchy
+    from explorer.build.labels.audit import run_hierarchy
 
     matrix, vocabulary = run_terms(run, docs)
     nodes, stored, leaf_ids = node_words(run)

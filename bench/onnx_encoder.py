@@ -54,18 +54,18 @@ def child(kind: str, cache: Path, threads: int) -> dict:
     """One fresh viewer process: load the encoder, embed the first query, then the others."""
     start = time.perf_counter()
     from explorer import artifacts, onnx_encoder
-    from explorer.view import encoder
+    from explorer.view import query_encoder
 
     onnx_encoder.THREADS = threads
     manifest = artifacts.open_run(cache, CORPUS, verify=False).manifest
     ref = artifacts.encoder_ref(cache, manifest) if kind == "onnx" else None
-    model = encoder.load_encoder(manifest.config.embedding_model, ref)
-    encoder.encode_query(model, QUERY)
+    model = query_encoder.load_encoder(manifest.config.embedding_model, ref)
+    query_encoder.encode_query(model, QUERY)
     first = time.perf_counter() - start
     later = []
     for query in LATER:
         tick = time.perf_counter()
-        encoder.encode_query(model, query)
+        query_encoder.encode_query(model, query)
         later.append((time.perf_counter() - tick) * 1000)
     return {
         "kind": model.kind,

@@ -10,7 +10,7 @@ coherence of every node's top 10 words (explorer.build.coherence; documents as t
 over the corpus's own abstracts) and the topic diversity of every level, ours and stock's,
 both scored on one document x word matrix (the build's vectorizer, stop words out): our
 nodes' top words as the build ranked them, stock's its own c-TF-IDF ranking with stop words
-skipped. The label audit (explorer.build.label_audit: boilerplate, fragments of a longer
+skipped. The label audit (explorer.build.labels.audit: boilerplate, fragments of a longer
 term, one term twice, shared sibling labels) of every run; the target is no fault.
 
     python -m bench.quality            # writes bench/results/quality.json
@@ -36,7 +36,7 @@ from bench.common import (
     timed,
     write_results,
 )
-from explorer.artifacts import OUTLIER_ID
+from explorer.node_ids import OUTLIER_ID
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,7 +97,7 @@ def _silhouette(vectors: np.ndarray, labels: np.ndarray) -> float:
 
 
 def our_scores(run, vectors: np.ndarray) -> dict:
-    from explorer.view.store import level_ids
+    from explorer.view.store.nodes import level_ids
 
     papers, nodes = run.table("papers"), run.table("nodes")
     leaf = level_ids(papers, "subtopic").astype(str).to_numpy()
@@ -189,7 +189,7 @@ def _scorer(run, docs: list[str]):
 
 def node_words(run) -> tuple[pd.DataFrame, dict[str, list[str]], list[str]]:
     """The run's nodes, each node's top words, and its leaves' ids (outliers left out)."""
-    from explorer.view.store import level_ids
+    from explorer.view.store.nodes import level_ids
 
     nodes = run.table("nodes")
     leaves = set(level_ids(run.table("papers"), "subtopic").astype(str)) - {OUTLIER_ID}
@@ -238,7 +238,7 @@ def keyword_words() -> dict[str, set[str]]:
 
 def keyword_papers(run) -> list[tuple[int, str, set[str]]]:
     """The run's WWW papers that carry author keywords: (row, leaf id, keyword words)."""
-    from explorer.view.store import level_ids
+    from explorer.view.store.nodes import level_ids
 
     keywords = keyword_words()
     papers = run.table("papers")
@@ -272,7 +272,7 @@ def _keyword_agreement(run, topics: np.ndarray, model) -> dict:
 
 
 def main() -> None:
-    from explorer.build.label_audit import run_faults
+    from explorer.build.labels.audit import run_faults
 
     require_shared(PAPERLISTS)
     cache = WORK / "quality"  # kept between runs: the embeddings are computed once

@@ -160,7 +160,7 @@ class Corpus:
         """Topics and levels of the papers `rows`, fitted by the build's own sequence."""
         from explorer.build.config import BuildConfig
         from explorer.build.sample import sample_params
-        from explorer.build.stages import fit_rows
+        from explorer.build.topic_stages import fit_rows
 
         start = time.perf_counter()
         params = sample_params(len(self.papers), len(rows), min_topic_size=None, seed=seed)

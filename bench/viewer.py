@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from bench.common import ROOT, median, write_results
-from bench.load import ARGS, CHROMIUM, Server
+from bench.load_browser import ARGS, CHROMIUM
+from bench.load_server import Server
 
 PAGES = ("overview", "topic_map", "topics", "trends", "papers")
 

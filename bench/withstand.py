@@ -38,9 +38,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import ROOT, write_results
-from bench.load import SEARCH_LABEL, Server, ensure_corpus, rss_mb
-from explorer import serve
-from explorer.view.store import in_region
+from bench.load_server import Server, ensure_corpus, rss_mb
+from bench.load_sessions import SEARCH_LABEL
+from explorer.hosting import settings
+from explorer.view.store.selection import in_region
 from explorer.view.ui.asgi import run_page
 
 ATTACKER, VISITOR = "127.0.0.2", "127.0.0.3"
@@ -113,7 +114,7 @@ def _hold_websocket(port: int) -> socket.socket | None:
 
 
 async def conns(port: int, corpus: str) -> dict:
-    held = [s for s in (_hold_websocket(port) for _ in range(serve.CLIENT_CONNS + 10)) if s]
+    held = [s for s in (_hold_websocket(port) for _ in range(settings.CLIENT_CONNS + 10)) if s]
     try:
         times = [(await visit(port, corpus))[0] for _ in range(VISITS)]
     finally:
@@ -145,7 +146,7 @@ async def clear_cache(port: int, corpus: str, worker: str, warm_s: float) -> dic
 
 
 async def big_values(port: int, corpus: str, worker: str, pid: int) -> dict:
-    from bench.load import visit as load_visit
+    from bench.load_ws import visit as load_visit
 
     before = rss_mb(pid)
     refused = {}

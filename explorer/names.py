@@ -1,5 +1,5 @@
 """What may name a corpus or a run folder under the cache, and how runs are found there:
-the one definition, stdlib only, so the serving supervisor (explorer/serve.py) checks for a
+the one definition, stdlib only, so the serving supervisor (explorer/hosting/) checks for a
 corpus the way the viewer lists them without loading pandas. `explorer.artifacts` re-exports
 all of it (the contract; readers use `artifacts.list_corpora`)."""
 

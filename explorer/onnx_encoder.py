@@ -2,7 +2,7 @@
 
 Both worlds use it, so it lives beside the contract: the build checks a fresh ONNX export
 against sentence-transformers with it (explorer.build.encoder_export), and the viewer embeds
-queries with it (explorer.view.encoder). The graph gives token vectors; pooling and
+queries with it (explorer.view.query_encoder). The graph gives token vectors; pooling and
 normalisation are done here in numpy exactly as the model's sentence-transformers modules do.
 onnxruntime and tokenizers are imported when an encoder is loaded, never on import.
 """

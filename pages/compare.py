@@ -4,13 +4,15 @@ topics (?mode=corpora&a=X&b=Y). The work is explorer.view.compare's, kept per pa
 import pandas as pd
 import streamlit as st
 
-from explorer.artifacts import topic_of
-from explorer.view import charts, compare
-from explorer.view.store import level_ids, node_name
+from explorer.node_ids import topic_of
+from explorer.view import compare
+from explorer.view.charts.comparisons import shift_bars, topic_sankey
+from explorer.view.store.nodes import level_ids, node_name
 from explorer.view.text import md_format
 from explorer.view.ui.data import RunData, colors, corpora, current, per_run, run_of
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import level_picker, topic_link, warn_unknown
+from explorer.view.ui.widgets.pickers import level_picker, warn_unknown
+from explorer.view.ui.widgets.tables import topic_link
 
 ensure_router()
 MODE, YEARS, A, B = "mode", "years", "a", "b"  # the page's URL parameters
@@ -83,7 +85,7 @@ def years_mode(data: RunData) -> None:
             floor=compare.PRESENT_SHARE,
         )  # fmt: skip
     )
-    st.plotly_chart(charts.shift_bars(table, name, colors(data)), key="shifts")
+    st.plotly_chart(shift_bars(table, name, colors(data)), key="shifts")
     shown = table.assign(
         open=[topic_link(data.corpus, topic_of(n)) for n in table["node_id"]],
         node=[name(n) for n in table["node_id"]],
@@ -134,7 +136,7 @@ def corpora_mode(data: RunData) -> None:
         )  # fmt: skip
     )
     if len(result.matches):
-        st.plotly_chart(charts.topic_sankey(result.matches, corpus_a, corpus_b), key="sankey")
+        st.plotly_chart(topic_sankey(result.matches, corpus_a, corpus_b), key="sankey")
     matches = result.matches.assign(
         open_a=[topic_link(corpus_a, t) for t in result.matches["a"]],
         open_b=[topic_link(corpus_b, t) for t in result.matches["b"]],

@@ -14,7 +14,7 @@ import streamlit as st
 
 from explorer import curation
 from explorer.errors import InputError
-from explorer.view.store import node_name
+from explorer.view.store.nodes import node_name
 from explorer.view.text import md, md_format, without_bidi
 from explorer.view.ui import editing
 from explorer.view.ui.data import RunData, cache_dir, current, levels

@@ -3,12 +3,14 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.view import charts
-from explorer.view.store import class_counts, nodes_at, one_per_form, opened_by, ranked_terms
+from explorer.view.charts.topics import node_sizes
+from explorer.view.store.keywords import one_per_form, ranked_terms
+from explorer.view.store.nodes import nodes_at, opened_by
+from explorer.view.store.papers import class_counts
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import colors, current, levels
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import LEVEL_NAMES, level_picker, switch_to
+from explorer.view.ui.widgets.pickers import LEVEL_NAMES, level_picker, switch_to
 
 ensure_router()
 
@@ -47,7 +49,7 @@ with left:
     else:
         st.caption("Click a bar to open it on the Topics page.")
     event = st.plotly_chart(
-        charts.node_sizes(nodes_at(data.nodes, level), colors(data)),
+        node_sizes(nodes_at(data.nodes, level), colors(data)),
         on_select="rerun",
         selection_mode="points",
         key="sizes",

@@ -3,13 +3,15 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.view import charts
+from explorer.view.charts.maps import paper_in_topic
 from explorer.view.text import md, md_format
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, filtered
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.search import results_table, search_box
-from explorer.view.ui.widgets import detail_links, filter_sidebar, paper_table, query_select
+from explorer.view.ui.search_box import results_table, search_box
+from explorer.view.ui.widgets.filters import filter_sidebar
+from explorer.view.ui.widgets.pickers import query_select
+from explorer.view.ui.widgets.tables import detail_links, paper_table
 
 ensure_router()
 
@@ -88,7 +90,7 @@ if paper_id:
     same_topic = data.papers.loc[
         data.papers["topic_id"] == paper["topic_id"], ["paper_id", "topic_id", "x", "y", "title"]
     ]
-    right.plotly_chart(charts.paper_in_topic(same_topic, paper_id, colors(data)), key="paper_map")
+    right.plotly_chart(paper_in_topic(same_topic, paper_id, colors(data)), key="paper_map")
     rows, similarity = data.neighbors.of_row(row)
     st.markdown("**Most similar papers**")
     similar = data.papers.iloc[rows].assign(

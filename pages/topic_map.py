@@ -2,26 +2,25 @@
 
 import streamlit as st
 
-from explorer.view import charts
-from explorer.view.store import (
-    Filters,
-    contrast_keywords,
-    in_region,
-    level_ids,
-    selection_to_ids,
-    topic_mix,
-)
+from explorer.view.charts import maps
+from explorer.view.store.filters import Filters
+from explorer.view.store.keywords import contrast_keywords
+from explorer.view.store.nodes import level_ids
+from explorer.view.store.selection import in_region, selection_to_ids, topic_mix
 from explorer.view.text import counted, md_format
 from explorer.view.ui.data import RunData, colors, current, filtered, per_run, per_view
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.search import matches, results_table, search_box
-from explorer.view.ui.widgets import chart_download, filter_sidebar, level_picker, paper_table
+from explorer.view.ui.search_box import matches, results_table, search_box
+from explorer.view.ui.widgets.filters import filter_sidebar
+from explorer.view.ui.widgets.pickers import level_picker
+from explorer.view.ui.widgets.share import chart_download
+from explorer.view.ui.widgets.tables import paper_table
 
 ensure_router()
 
 
 def _hover(data):
-    return charts.map_hover(data.papers)
+    return maps.map_hover(data.papers)
 
 
 def _groups(data, level):
@@ -29,20 +28,20 @@ def _groups(data, level):
 
 
 def _extent(data):
-    return charts.map_extent(data.papers)
+    return maps.map_extent(data.papers)
 
 
 def _layout(data, level):
-    return charts.label_layout(data.nodes, level, per_run(data, _extent))
+    return maps.label_layout(data.nodes, level, per_run(data, _extent))
 
 
 def _labels(data, level, shown_nodes):
-    return charts.map_labels(per_run(data, _layout, level), shown_nodes)
+    return maps.map_labels(per_run(data, _layout, level), shown_nodes)
 
 
 def dense(shown) -> bool:
-    """More papers than points can show: the map is their density (charts.density_map)."""
-    return len(shown) > charts.MAX_MAP_POINTS
+    """More papers than points can show: the map is their density (maps.density_map)."""
+    return len(shown) > maps.MAX_MAP_POINTS
 
 
 def _figure(data: RunData, filters: Filters, level: str, show_labels: bool, ask: str):
@@ -53,10 +52,10 @@ def _figure(data: RunData, filters: Filters, level: str, show_labels: bool, ask:
     if show_labels:  # placement depends only on which nodes have papers on the map
         present = tuple(sorted(set(groups.loc[shown.index])))
         labels = per_run(data, _labels, level, present)
-    options = charts.MapOptions(extent=per_run(data, _extent), colors=colors(data), labels=labels)
+    options = maps.MapOptions(extent=per_run(data, _extent), colors=colors(data), labels=labels)
     if dense(shown):
-        return charts.density_map(shown, options)
-    return charts.topic_map(
+        return maps.density_map(shown, options)
+    return maps.topic_map(
         shown,
         groups,
         data.nodes,
@@ -80,7 +79,7 @@ def map_view(data: RunData, filters: Filters, level: str, show_labels: bool) -> 
                 "{n:,} papers are more than the map draws as points ({k:,}): it shows their "
                 "density. Select a region (lasso, or box in the toolbar) to see its papers.",
                 n=len(shown),
-                k=charts.MAX_MAP_POINTS,
+                k=maps.MAX_MAP_POINTS,
             )
         )
     figure = per_view(data, _figure, filters, level, show_labels, ask)
@@ -129,20 +128,20 @@ def selected(shown, state) -> object:
 def region_points(data: RunData, chosen, level: str) -> None:
     """A density selection's papers as points (a random sample above MAX_MAP_POINTS)."""
     drawn = chosen
-    if len(chosen) > charts.MAX_MAP_POINTS:
-        drawn = chosen.sample(charts.MAX_MAP_POINTS, random_state=0)
+    if len(chosen) > maps.MAX_MAP_POINTS:
+        drawn = chosen.sample(maps.MAX_MAP_POINTS, random_state=0)
         st.caption(
             md_format(
                 "Drawing a random {k:,} of the {n:,} papers selected.",
-                k=charts.MAX_MAP_POINTS,
+                k=maps.MAX_MAP_POINTS,
                 n=len(chosen),
             )
         )
-    figure = charts.topic_map(
+    figure = maps.topic_map(
         drawn,
         per_run(data, _groups, level),
         data.nodes,
-        charts.MapOptions(extent=charts.map_extent(drawn), colors=colors(data), height=480),
+        maps.MapOptions(extent=maps.map_extent(drawn), colors=colors(data), height=480),
         hover=per_run(data, _hover),
     )
     st.plotly_chart(figure, key="region", config={"displaylogo": False})

@@ -2,20 +2,21 @@
 
 import streamlit as st
 
-from explorer.artifacts import OUTLIER_ID, id_order
-from explorer.view import charts
-from explorer.view.store import available_levels, node_table, topic_name, topic_table
+from explorer.node_ids import OUTLIER_ID, id_order
+from explorer.view.charts.topics import (
+    hierarchy_sunburst,
+    intertopic_map,
+    keyword_weights,
+    similarity_heatmap,
+)
+from explorer.view.store.nodes import available_levels
+from explorer.view.store.topics import node_table, topic_name, topic_table
 from explorer.view.text import counted, csv_text, md, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, per_view
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import (
-    TABLE_COLUMNS,
-    level_picker,
-    node_links,
-    paper_table,
-    query_select,
-)
+from explorer.view.ui.widgets.pickers import level_picker, query_select
+from explorer.view.ui.widgets.tables import TABLE_COLUMNS, node_links, paper_table
 
 ensure_router()
 # Characters of a representative paper's abstract shown under its title.
@@ -103,9 +104,7 @@ elif note := nodes.loc[str(topic), "note"]:
 left, right = st.columns(2)
 with left:
     st.markdown("**Keywords**")
-    st.plotly_chart(
-        charts.keyword_weights(list(row["keywords"]), list(row["keyword_weights"])), key="kw"
-    )
+    st.plotly_chart(keyword_weights(list(row["keywords"]), list(row["keyword_weights"])), key="kw")
 with right:
     st.markdown("**Representative papers**")
     for pid in row["representative_ids"]:
@@ -144,7 +143,7 @@ tab_tree, tab_map, tab_heat = st.tabs(
 )
 with tab_tree:
     st.caption("Click a ring to zoom into that branch; click the centre to go back.")
-    st.plotly_chart(charts.hierarchy_sunburst(data.nodes, colors(data)), key="tree")
+    st.plotly_chart(hierarchy_sunburst(data.nodes, colors(data)), key="tree")
     links = node_links(data)
     st.dataframe(
         links,
@@ -157,6 +156,6 @@ with tab_map:
         "Each circle is a topic, marked with its id and sized by its papers; circles close "
         "together are topics whose papers are alike. Hover for a topic's label."
     )
-    st.plotly_chart(charts.intertopic_map(topics, colors(data)), key="intertopic")
+    st.plotly_chart(intertopic_map(topics, colors(data)), key="intertopic")
 with tab_heat:
-    st.plotly_chart(charts.similarity_heatmap(data.topic_similarity, topics), key="heat")
+    st.plotly_chart(similarity_heatmap(data.topic_similarity, topics), key="heat")

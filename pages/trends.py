@@ -2,22 +2,16 @@
 
 import streamlit as st
 
-from explorer.view import charts
-from explorer.view.store import (
-    class_values,
-    keyword_trend,
-    level_ids,
-    node_name,
-    node_trend,
-    nodes_at,
-    ranked_terms,
-    rising_terms,
-)
+from explorer.view.charts.trends import class_bars, rising_falling, topic_area, trend_lines
+from explorer.view.store.keywords import ranked_terms
+from explorer.view.store.nodes import level_ids, node_name, nodes_at
+from explorer.view.store.trends import class_values, keyword_trend, node_trend, rising_terms
 from explorer.view.text import md, md_format
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, default_keywords, per_run
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets import LEVEL_NAMES, chart_download, level_picker, warn_unknown
+from explorer.view.ui.widgets.pickers import LEVEL_NAMES, level_picker, warn_unknown
+from explorer.view.ui.widgets.share import chart_download
 
 ensure_router()
 
@@ -116,16 +110,14 @@ with over_time:
         value_col = "papers" if raw else "share"
         if terms:
             trend = per_run(data, _keyword_trend, tuple(terms), "year")
-            fig = charts.trend_lines(trend, series="term", value_col=value_col, title="Keywords")
+            fig = trend_lines(trend, series="term", value_col=value_col, title="Keywords")
             st.plotly_chart(fig, key="kw_time")
             chart_download(fig, f"{data.corpus}-keyword-trends", key="dl_kw_time")
             _share_table(trend, "kw_time_table")
         if picked_topics:
             trend = per_run(data, _node_trend, level, "year", tuple(picked_topics))
             st.plotly_chart(
-                charts.trend_lines(
-                    trend, series="label", value_col=value_col, title=LEVEL_NAMES[level]
-                ),
+                trend_lines(trend, series="label", value_col=value_col, title=LEVEL_NAMES[level]),
                 key="tp_time",
             )
 
@@ -138,15 +130,11 @@ with across:
         dimension = st.selectbox("Compare", classes, key=state.CLASS_DIMENSION, bind="query-params")
         if terms:
             trend = per_run(data, _keyword_trend, tuple(terms), dimension)
-            st.plotly_chart(
-                charts.class_bars(trend, series="term", dimension=dimension), key="kw_class"
-            )
+            st.plotly_chart(class_bars(trend, series="term", dimension=dimension), key="kw_class")
             _share_table(trend, "kw_class_table")
         if picked_topics:
             trend = per_run(data, _node_trend, level, dimension, tuple(picked_topics))
-            st.plotly_chart(
-                charts.class_bars(trend, series="label", dimension=dimension), key="tp_class"
-            )
+            st.plotly_chart(class_bars(trend, series="label", dimension=dimension), key="tp_class")
 
 with rising:
     dims = (["year"] if len(years) > 1 else []) + classes
@@ -175,7 +163,7 @@ with rising:
                     before=before,
                 )
             )
-            st.plotly_chart(charts.rising_falling(ranked), key="rise_chart")
+            st.plotly_chart(rising_falling(ranked), key="rise_chart")
             cols = st.columns(2)
             cols[0].markdown(md_format("**Rising towards {value}**", value=after))
             _share_table(ranked.head(15), "rising_table", cols[0])
@@ -193,6 +181,6 @@ with topics_time:
                 level=level,
             )
         )
-        fig = charts.topic_area(per_run(data, _node_trend, level, "year", ()), colors(data))
+        fig = topic_area(per_run(data, _node_trend, level, "year", ()), colors(data))
         st.plotly_chart(fig, key="topic_area")
         chart_download(fig, f"{data.corpus}-topics-over-time", key="dl_topic_area")

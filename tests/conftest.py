@@ -193,7 +193,7 @@ def planted_inputs(planted_cache: Path) -> tuple[str, ...]:
 
 def topic_ids(run) -> list[str]:
     """A built run's topics (no outliers), in id order: what a test may pick from."""
-    from explorer.artifacts import OUTLIER_ID, id_order
+    from explorer.node_ids import OUTLIER_ID, id_order
 
     return sorted(set(run.table("papers")["topic_id"]) - {OUTLIER_ID}, key=id_order)
 

@@ -14,8 +14,11 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import csr_matrix
 
-from explorer import artifacts
+from explorer import artifacts, node_ids
+from explorer.atomic_files import atomic_write_text, file_inventory
 from explorer.build import summaries as summarise
+from explorer.manifest import SCHEMA_VERSION, Counts, LevelCounts, Manifest, RunConfig
+from explorer.names import LATEST
 from explorer.vectors import unit_float16
 
 WORDS = [f"term{i}" for i in range(2000)]
@@ -25,15 +28,15 @@ def _synthetic_levels(
     papers: pd.DataFrame, topics: pd.DataFrame, present: list[int], n_topics: int
 ) -> pd.DataFrame:
     """Areas (topic id mod 6) and two subtopics of topic 0; fills the papers' path columns."""
-    from explorer.build.labels import NodeLabel
+    from explorer.build.labels.selection import NodeLabel
     from explorer.build.levels import Levels
 
     labels = papers["topic_id"].to_numpy()
     subtopic = np.full(len(papers), "", dtype=object)
     members = np.flatnonzero(labels == 0)
-    subtopic[members] = [artifacts.subtopic_id(0, i % 2) for i in range(len(members))]
+    subtopic[members] = [node_ids.subtopic_id(0, i % 2) for i in range(len(members))]
     levels = Levels(
-        area_of_topic={t: artifacts.area_id(t % 6) for t in present},
+        area_of_topic={t: node_ids.area_id(t % 6) for t in present},
         subtopic=subtopic,
         unsplit={},
     )
@@ -52,13 +55,41 @@ def write_synthetic_run(
 ) -> Path:
     """Write `cache/name/<run_id>/` and the `latest` pointer; returns the run directory."""
     rng = np.random.default_rng(seed)
+    papers, topic_of, centres, years = _papers(rng, n_papers, n_topics)
+    topics, present = _topics(papers, topic_of, centres, n_topics)
+    nodes = _synthetic_levels(papers, topics, present, n_topics)
+    matrix = _term_matrix(rng, n_papers)
+    run_id = f"synthetic{n_papers}"
+    corpus_dir = Path(cache) / name
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=corpus_dir, prefix=".tmp-"))
+    for table, frame in _tables(papers, topics, nodes, matrix, topic_of).items():
+        artifacts.write_table(tmp, table, frame)
+    _write_arrays(tmp, rng, matrix, len(present))
+    counts = _counts(topic_of, present, nodes, years)
+    _write_manifest(tmp, name, run_id, seed, counts)
+    final = corpus_dir / run_id
+    tmp.replace(final)
+    atomic_write_text(corpus_dir / LATEST, run_id)
+    return final
+
+
+def _topic_labels(n_topics: int) -> list[str]:
+    return [f"topic {t} words" for t in range(n_topics)]
+
+
+def _papers(
+    rng: np.random.Generator, n_papers: int, n_topics: int
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+    """The papers table in Zipf-sized topics (5% outliers), with each topic's blob centre on
+    the map and the papers' years."""
     topic_of = np.minimum(rng.zipf(1.6, n_papers) - 1, n_topics - 1)
     topic_of[rng.random(n_papers) < 0.05] = -1
     centres = rng.normal(scale=10, size=(n_topics, 2))
     coords = centres[np.maximum(topic_of, 0)] + rng.normal(size=(n_papers, 2))
     years = rng.integers(2013, 2020, n_papers)
     ids = [f"syn-{i}" for i in range(n_papers)]
-    labels = [f"topic {t} words" for t in range(n_topics)]
+    labels = _topic_labels(n_topics)
     papers = pd.DataFrame(
         {
             "paper_id": ids,
@@ -82,6 +113,14 @@ def write_synthetic_run(
             "y": coords[:, 1],
         }
     )
+    return papers, topic_of, centres, years
+
+
+def _topics(
+    papers: pd.DataFrame, topic_of: np.ndarray, centres: np.ndarray, n_topics: int
+) -> tuple[pd.DataFrame, list[int]]:
+    """The topics table (the topics some paper is in, then the outliers), and those topics."""
+    n_papers, ids, labels = len(papers), papers["paper_id"].tolist(), _topic_labels(n_topics)
     present = sorted(set(topic_of.tolist()) - {-1})
     sizes = papers["topic_id"].value_counts()
     topics = pd.DataFrame(
@@ -101,7 +140,24 @@ def write_synthetic_run(
             "dist_y": [float(centres[t, 1]) for t in present] + [None],
         }
     )
-    nodes = _synthetic_levels(papers, topics, present, n_topics)
+    return topics, present
+
+
+def _term_matrix(rng: np.random.Generator, n_papers: int) -> csr_matrix:
+    """Twelve random vocabulary terms per paper, as a 0/1 document-term matrix."""
+    terms = np.sort(rng.integers(0, len(WORDS), size=(n_papers, 12)), axis=1)
+    matrix = csr_matrix(
+        (np.ones(terms.size, dtype=np.int32), terms.ravel(), np.arange(0, terms.size + 1, 12)),
+        shape=(n_papers, len(WORDS)),
+    )
+    matrix.sum_duplicates()
+    matrix.data[:] = 1
+    return matrix
+
+
+def _links(papers: pd.DataFrame, topic_of: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each paper's one topic (doc_topics) and its ten neighbours, the next ten papers."""
+    n_papers, ids = len(papers), papers["paper_id"].tolist()
     doc_topics = pd.DataFrame(
         {
             "paper_id": ids,
@@ -120,13 +176,18 @@ def write_synthetic_run(
             "similarity": np.float32(0.5),
         }
     )
-    terms = np.sort(rng.integers(0, len(WORDS), size=(n_papers, 12)), axis=1)
-    matrix = csr_matrix(
-        (np.ones(terms.size, dtype=np.int32), terms.ravel(), np.arange(0, terms.size + 1, 12)),
-        shape=(n_papers, len(WORDS)),
-    )
-    matrix.sum_duplicates()
-    matrix.data[:] = 1
+    return doc_topics, neighbors
+
+
+def _tables(
+    papers: pd.DataFrame,
+    topics: pd.DataFrame,
+    nodes: pd.DataFrame,
+    matrix: csr_matrix,
+    topic_of: np.ndarray,
+) -> dict[str, pd.DataFrame]:
+    """Every table of the run, by name, topic ids as text as the build stores them."""
+    doc_topics, neighbors = _links(papers, topic_of)
     vocabulary = np.asarray(WORDS, dtype=object)
     vocab = pd.DataFrame(
         {
@@ -136,7 +197,7 @@ def write_synthetic_run(
         }
     )
     as_text = {"topic_id": lambda frame: frame["topic_id"].astype(str)}  # as the build stores
-    tables = {
+    return {
         "papers": papers.assign(**as_text),
         "topics": topics.assign(**as_text),
         "doc_topics": doc_topics.assign(**as_text),
@@ -146,43 +207,48 @@ def write_synthetic_run(
         "vocab": vocab,
         "nodes": nodes,
     }
-    run_id = f"synthetic{n_papers}"
-    corpus_dir = Path(cache) / name
-    corpus_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=corpus_dir, prefix=".tmp-"))
-    for table, frame in tables.items():
-        artifacts.write_table(tmp, table, frame)
-    centroid_sim = np.eye(len(present), dtype=np.float32)
+
+
+def _write_arrays(tmp: Path, rng: np.random.Generator, matrix: csr_matrix, n_present: int) -> None:
+    """The topic similarity, the document-term matrix's index arrays and random embeddings."""
+    centroid_sim = np.eye(n_present, dtype=np.float32)
     artifacts.write_array(tmp, "topic_similarity", centroid_sim)
     artifacts.write_array(tmp, "doc_terms_indptr", matrix.indptr.astype(np.int64))
     artifacts.write_array(tmp, "doc_terms_indices", matrix.indices.astype(np.int32))
-    vectors = rng.normal(size=(n_papers, 384)).astype(np.float32)
+    vectors = rng.normal(size=(matrix.shape[0], 384)).astype(np.float32)
     artifacts.write_array(tmp, "embeddings", unit_float16(vectors))
-    config = artifacts.RunConfig(
-        embedding_model="synthetic", embedding_model_id="synthetic",
-        embedding_weights="synthetic", embedding_precision="float32", seed=seed,
-        min_topic_size=None, params={}, read_options={},
-    )  # fmt: skip
+
+
+def _counts(
+    topic_of: np.ndarray, present: list[int], nodes: pd.DataFrame, years: np.ndarray
+) -> Counts:
+    """The manifest's counts of the run."""
+    n_papers = len(topic_of)
     levels = nodes["level"].value_counts()
-    counts = artifacts.Counts(
+    return Counts(
         papers=n_papers, skipped=0, merged=0, topics=len(present),
         outliers=int((topic_of == -1).sum()), outlier_share=float((topic_of == -1).mean()),
         clustered_share=0.95, outlier_threshold=0.5, embedded_new=0, embedded_cached=n_papers,
         vocabulary=len(WORDS),
-        levels=artifacts.LevelCounts(
+        levels=LevelCounts(
             areas=int(levels.get("area", 0)), topics=int(levels.get("topic", 0)),
-            subtopics=int(levels.get("subtopic", 0)), has_areas=artifacts.has_area_level(nodes),
+            subtopics=int(levels.get("subtopic", 0)), has_areas=node_ids.has_area_level(nodes),
             largest_leaf_share=0.0,
         ),
         years=tuple(sorted(set(years.tolist()))), venues=("ICML", "NeurIPS"),
     )  # fmt: skip
-    artifacts.Manifest(
-        schema_version=artifacts.SCHEMA_VERSION, pipeline_version=0, corpus=name, run_id=run_id,
+
+
+def _write_manifest(tmp: Path, name: str, run_id: str, seed: int, counts: Counts) -> None:
+    """The manifest, last, with the inventory of every file written before it."""
+    config = RunConfig(
+        embedding_model="synthetic", embedding_model_id="synthetic",
+        embedding_weights="synthetic", embedding_precision="float32", seed=seed,
+        min_topic_size=None, params={}, read_options={},
+    )  # fmt: skip
+    Manifest(
+        schema_version=SCHEMA_VERSION, pipeline_version=0, corpus=name, run_id=run_id,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), config=config,
         inputs=(), counts=counts, skipped_examples=(), merged_examples=(), messages=(),
-        timings={}, versions={}, files=artifacts.file_inventory(tmp),
+        timings={}, versions={}, files=file_inventory(tmp),
     ).write(tmp)  # fmt: skip
-    final = corpus_dir / run_id
-    tmp.replace(final)
-    artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
-    return final

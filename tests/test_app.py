@@ -304,7 +304,7 @@ def test_paper_detail_has_its_topic_map(app, seed_run):
 
 
 def test_semantic_search_ranks_and_shares_via_url(app, seed_run):
-    from explorer.view.ui.search import result_count
+    from explorer.view.ui.search_box import result_count
 
     papers = seed_run.table("papers")
     spiking = papers.loc[papers["abstract"].str.contains("spiking", case=False), "title"]
@@ -328,9 +328,9 @@ def test_the_share_link_names_the_corpus_even_when_it_is_the_default(app, seed_r
 
 
 def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run, monkeypatch):
-    import explorer.view.encoder
+    import explorer.view.query_encoder
 
-    monkeypatch.setattr(explorer.view.encoder, "encoder_available", lambda onnx=None: False)
+    monkeypatch.setattr(explorer.view.query_encoder, "encoder_available", lambda onnx=None: False)
     papers = seed_run.table("papers")
     # The topic of the paper the query describes (not whichever topic paper 0 fell in: it
     # may be an outlier under another seed), so the filtered ranking has a paper to find.
@@ -338,7 +338,7 @@ def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run,
     found = papers[papers["topic_id"] != "-1"]
     hits = found["abstract"].str.lower().map(lambda a: sum(w in a for w in query.split()))
     topic = found.loc[hits.idxmax(), "topic_id"]
-    from explorer.view.store import node_name
+    from explorer.view.store.nodes import node_name
 
     name = node_name(seed_run.table("nodes"))(topic)  # the URL holds the picker's label
     at = run_page(app, "topic_map", ask=query, topics=name)
@@ -352,22 +352,22 @@ def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run,
 
 def test_search_says_why_when_the_model_cannot_load(app, seed_run, monkeypatch):
     import explorer.build.embed
-    import explorer.view.encoder
-    import explorer.view.ui.search
+    import explorer.view.query_encoder
+    import explorer.view.ui.search_box
 
     def offline(name, progress=True):
         raise OSError("We couldn't connect to 'https://huggingface.co'")
 
     monkeypatch.setattr(explorer.build.embed, "load_model", offline)
-    monkeypatch.setattr(explorer.view.encoder, "runtime_available", lambda: False)  # no ONNX
-    explorer.view.ui.search._model.clear()
+    monkeypatch.setattr(explorer.view.query_encoder, "runtime_available", lambda: False)  # no ONNX
+    explorer.view.ui.search_box._model.clear()
     try:
         at = run_page(app, "papers", ask="spiking neural networks")
         notices = " ".join(shown(i.value) for i in at.info)
         assert "could not be loaded (We couldn't connect" in notices
         assert "score" in at.dataframe[0].value.columns  # ranked by TF-IDF instead
     finally:
-        explorer.view.ui.search._model.clear()  # later tests load the real model again
+        explorer.view.ui.search_box._model.clear()  # later tests load the real model again
 
 
 @pytest.fixture
@@ -426,9 +426,9 @@ def test_filters_accept_a_node_of_any_level(levels_app):
 def test_a_long_table_sends_its_first_rows_sorted_and_offers_all(app, seed_run, monkeypatch):
     """Above TABLE_ROWS a table sends only its first rows, in the order picked before the
     cap (newest first here), says how many there are, and downloads every row."""
-    from explorer.view.ui import widgets
+    from explorer.view.ui.widgets import tables
 
-    monkeypatch.setattr(widgets, "TABLE_ROWS", 10)
+    monkeypatch.setattr(tables, "TABLE_ROWS", 10)
     at = run_page(app, "papers")
     assert len(at.dataframe[0].value) == 10
     assert "First 10 of 38 papers, as listed." in texts(at)

@@ -11,7 +11,9 @@ from scipy.sparse import csr_matrix
 
 from explorer.build import coherence as C
 from explorer.build.summaries import document_terms, label_merges, vocabulary_table
-from explorer.view import store
+from explorer.view.store.keywords import contrast_keywords, one_per_form, ranked_terms
+from explorer.view.store.topics import node_table
+from explorer.view.store.trends import preselected_terms
 
 
 def _binary(rows: list[list[int]], n_terms: int) -> csr_matrix:
@@ -151,7 +153,7 @@ def test_the_topics_table_marks_low_coherence_and_exports_carry_it():
             "coherence": [0.2, -0.1],
         }
     )
-    table = store.node_table(nodes, "topic")
+    table = node_table(nodes, "topic")
     assert table["note"].tolist() == ["", "low coherence"]
     assert "coherence" in table
 
@@ -164,11 +166,11 @@ def test_keywords_rank_subjects_before_boilerplate():
             "specificity": [0.0, 1.0, 0.0, 0.3],
         }
     )
-    ranked = store.ranked_terms(vocab, 40)["term"].tolist()
+    ranked = ranked_terms(vocab, 40)["term"].tolist()
     assert ranked == ["galaxy", "neural networks", "propose", "novel"]  # then most used
     # A run built before specificity: most used first, as before.
     old = vocab.drop(columns="specificity")
-    assert store.ranked_terms(old, 40)["term"].tolist()[0] == "propose"
+    assert ranked_terms(old, 40)["term"].tolist()[0] == "propose"
 
 
 def test_keywords_the_venues_use_as_often_come_after_the_corpus_subjects():
@@ -182,7 +184,7 @@ def test_keywords_the_venues_use_as_often_come_after_the_corpus_subjects():
             "background_share": [0.3, 0.002],
         }
     )
-    assert store.ranked_terms(vocab, 40)["term"].tolist() == ["galaxy", "extensive"]
+    assert ranked_terms(vocab, 40)["term"].tolist() == ["galaxy", "extensive"]
 
 
 def test_top_keyword_lists_show_one_inflection_of_a_term():
@@ -201,14 +203,14 @@ def test_top_keyword_lists_show_one_inflection_of_a_term():
     form = dict(zip(vocab["term"], vocab["form"], strict=True))
     assert form["algorithms"] == form["algorithm"] == "algorithm"
     assert form["bandit algorithms"] == "bandit algorithm" != form["galaxy"]
-    ranked = store.one_per_form(store.ranked_terms(vocab, len(docs)), vocab)["term"].tolist()
+    ranked = one_per_form(ranked_terms(vocab, len(docs)), vocab)["term"].tolist()
     assert "algorithms" in ranked and "algorithm" not in ranked  # 2 papers against 1
     assert set(ranked) == set(vocab["term"]) - {"algorithm"}
-    top = store.contrast_keywords(matrix.indptr, matrix.indices, vocab, np.arange(3), top=50)
+    top = contrast_keywords(matrix.indptr, matrix.indices, vocab, np.arange(3), top=50)
     assert "algorithms" in set(top["term"]) and "algorithm" not in set(top["term"])
     # A run built before the vocabulary had forms keeps every term.
     old = vocab.drop(columns="form")
-    assert len(store.one_per_form(store.ranked_terms(old, 5), old)) == len(old)
+    assert len(one_per_form(ranked_terms(old, 5), old)) == len(old)
 
 
 def test_contrast_keywords_never_offer_boilerplate():
@@ -217,7 +219,7 @@ def test_contrast_keywords_never_offer_boilerplate():
     vocab = vocabulary_table(matrix, vocabulary)
     assert vocab.loc[vocab["term"] == "propose", "specificity"].item() == 0.0
     rows = members["stars"]
-    top = store.contrast_keywords(matrix.indptr, matrix.indices, vocab, rows)
+    top = contrast_keywords(matrix.indptr, matrix.indices, vocab, rows)
     assert len(top) and not {"propose", "novel", "better", "performance"} & set(top["term"])
 
 
@@ -237,7 +239,7 @@ def test_keywords_are_counted_from_prose_not_links_or_math():
 
 @pytest.mark.realbuild
 def test_the_seed_corpus_top_keywords_hold_no_link_parts(seed_run):
-    from explorer.view.store import ranked_terms
+    from explorer.view.store.keywords import ranked_terms
 
     top = (
         ranked_terms(seed_run.table("vocab"), len(seed_run.table("papers")))
@@ -291,13 +293,13 @@ def test_trends_preselects_rising_subjects_not_rising_boilerplate():
     vocab = pd.DataFrame(
         {"term": ["neural", "galaxy", "stars"], "df": [31, 21, 10], "specificity": [0.0, 1, 1]}
     )
-    assert store.preselected_terms(keywords, vocab, 80, n=2) == ["galaxy", "stars"]
+    assert preselected_terms(keywords, vocab, 80, n=2) == ["galaxy", "stars"]
     one_year = keywords[keywords["value"] == "2020"]
-    assert store.preselected_terms(one_year, vocab, 40, n=1) == ["galaxy"]
+    assert preselected_terms(one_year, vocab, 40, n=1) == ["galaxy"]
     # One form per term, boilerplate out first: "neural" rising fastest of the form it
     # shares with "neurals" (a crude singular joins them) does not hide the subject.
     renamed = keywords.replace({"stars": "neurals"})
     forms = vocab.replace({"stars": "neurals"}).assign(form=["neural", "galaxy", "neural"])
-    assert store.preselected_terms(renamed, forms, 80, n=2) == ["galaxy", "neurals"]
+    assert preselected_terms(renamed, forms, 80, n=2) == ["galaxy", "neurals"]
     twins = forms.assign(specificity=[1.0, 1, 1])  # both subjects: the faster riser only
-    assert store.preselected_terms(renamed, twins, 80, n=3) == ["neural", "galaxy"]
+    assert preselected_terms(renamed, twins, 80, n=3) == ["neural", "galaxy"]

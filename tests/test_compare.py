@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer.artifacts import RunConfig
+from explorer.manifest import RunConfig
 from explorer.view.compare import (
     PRESENT_SHARE,
     compare_corpora,

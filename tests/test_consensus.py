@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from explorer.artifacts import OUTLIER
 from explorer.build import consensus as C
 from explorer.build.projection import knn_graph
 from explorer.build.topics import default_params, partition, short_list
+from explorer.node_ids import OUTLIER
 
 
 def _blocks_graph(sizes: list[int], k: int = 4) -> np.ndarray:

@@ -13,8 +13,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from explorer import artifacts
+from explorer import node_ids
 from explorer.errors import ArtifactError, NodeIdError
+from explorer.manifest import (
+    SCHEMA_VERSION,
+    LevelCounts,
+    LevelQuality,
+    Manifest,
+    SampleCounts,
+    StabilityCounts,
+)
+from explorer.names import MANIFEST
 from tests.synthetic import write_synthetic_run
 
 index = st.integers(min_value=0, max_value=10**6)
@@ -24,51 +33,51 @@ index = st.integers(min_value=0, max_value=10**6)
 
 @given(index)
 def test_an_area_id_round_trips(n):
-    node = artifacts.area_id(n)
-    assert artifacts.level_of(node) == "area"
-    assert artifacts.parent_of(node) is None
-    assert artifacts.id_order(node) == (n,)
+    node = node_ids.area_id(n)
+    assert node_ids.level_of(node) == "area"
+    assert node_ids.parent_of(node) is None
+    assert node_ids.id_order(node) == (n,)
 
 
 @given(index)
 def test_a_topic_id_round_trips(n):
-    node = artifacts.topic_id(n)
+    node = node_ids.topic_id(n)
     assert node == str(n)
-    assert artifacts.level_of(node) == "topic"
-    assert artifacts.topic_of(node) == node
-    assert artifacts.parent_of(node) is None
+    assert node_ids.level_of(node) == "topic"
+    assert node_ids.topic_of(node) == node
+    assert node_ids.parent_of(node) is None
 
 
 @given(index, index)
 def test_a_subtopic_id_round_trips(topic, part):
-    node = artifacts.subtopic_id(topic, part)
-    assert artifacts.level_of(node) == "subtopic"
-    assert artifacts.topic_of(node) == artifacts.parent_of(node) == artifacts.topic_id(topic)
-    assert artifacts.subtopic_index(node) == part
-    assert artifacts.subtopic_id(artifacts.topic_of(node), artifacts.subtopic_index(node)) == node
-    assert artifacts.id_order(node) == (topic, part)
+    node = node_ids.subtopic_id(topic, part)
+    assert node_ids.level_of(node) == "subtopic"
+    assert node_ids.topic_of(node) == node_ids.parent_of(node) == node_ids.topic_id(topic)
+    assert node_ids.subtopic_index(node) == part
+    assert node_ids.subtopic_id(node_ids.topic_of(node), node_ids.subtopic_index(node)) == node
+    assert node_ids.id_order(node) == (topic, part)
 
 
 def test_the_outliers_id_is_a_topic_of_its_own():
-    assert artifacts.topic_id(artifacts.OUTLIER) == artifacts.OUTLIER_ID
-    assert artifacts.level_of(artifacts.OUTLIER_ID) == "topic"
-    assert artifacts.topic_of(artifacts.OUTLIER_ID) == artifacts.OUTLIER_ID
-    assert artifacts.parent_of(artifacts.OUTLIER_ID) is None
+    assert node_ids.topic_id(node_ids.OUTLIER) == node_ids.OUTLIER_ID
+    assert node_ids.level_of(node_ids.OUTLIER_ID) == "topic"
+    assert node_ids.topic_of(node_ids.OUTLIER_ID) == node_ids.OUTLIER_ID
+    assert node_ids.parent_of(node_ids.OUTLIER_ID) is None
 
 
 def test_numeric_order_sorts_ids_as_numbers():
     ids = ["12", "A10", "3.10", "-1", "3.2", "A2"]
-    topics = sorted((i for i in ids if artifacts.level_of(i) != "area"), key=artifacts.id_order)
+    topics = sorted((i for i in ids if node_ids.level_of(i) != "area"), key=node_ids.id_order)
     assert topics == ["-1", "3.2", "3.10", "12"]
-    assert sorted(["A10", "A2"], key=artifacts.id_order) == ["A2", "A10"]
+    assert sorted(["A10", "A2"], key=node_ids.id_order) == ["A2", "A10"]
 
 
 @pytest.mark.parametrize(
     "bad", ["", "A", "a3", "A03", "03", "3.", ".3", "3.1.2", "-2", "-1.0", " 3", "3 ", "x", None, 3]
 )
 def test_a_text_that_is_no_node_id_is_refused_in_one_line(bad):
-    parsers = [artifacts.level_of, artifacts.topic_of, artifacts.parent_of]
-    for parse in parsers + ([artifacts.id_order] if isinstance(bad, str) else []):
+    parsers = [node_ids.level_of, node_ids.topic_of, node_ids.parent_of]
+    for parse in parsers + ([node_ids.id_order] if isinstance(bad, str) else []):
         with pytest.raises(NodeIdError) as caught:
             parse(bad)
         message = str(caught.value)
@@ -77,9 +86,9 @@ def test_a_text_that_is_no_node_id_is_refused_in_one_line(bad):
 
 def test_asking_an_area_for_its_topic_or_a_topic_for_its_part_is_an_error():
     with pytest.raises(NodeIdError, match="area"):
-        artifacts.topic_of("A3")
+        node_ids.topic_of("A3")
     with pytest.raises(NodeIdError, match="not a subtopic"):
-        artifacts.subtopic_index("3")
+        node_ids.subtopic_index("3")
     assert issubclass(NodeIdError, ValueError)  # what a parser's caller expects to catch
 
 
@@ -93,7 +102,7 @@ def run_dir(tmp_path_factory):
 
 
 def _raw(run_dir) -> dict:
-    return json.loads((run_dir / artifacts.MANIFEST).read_text())
+    return json.loads((run_dir / MANIFEST).read_text())
 
 
 def _rewrite(run_dir, tmp_path, change) -> object:
@@ -102,39 +111,37 @@ def _rewrite(run_dir, tmp_path, change) -> object:
     change(raw)
     target = tmp_path / "syn" / run_dir.name
     target.mkdir(parents=True)
-    (target / artifacts.MANIFEST).write_text(json.dumps(raw))
+    (target / MANIFEST).write_text(json.dumps(raw))
     return target
 
 
 def test_read_then_write_gives_the_same_json(run_dir, tmp_path):
-    manifest = artifacts.Manifest.read(run_dir)
+    manifest = Manifest.read(run_dir)
     assert manifest.to_json() == _raw(run_dir)
     out = tmp_path / "out"
     out.mkdir()
     manifest.write(out)
-    assert artifacts.Manifest.read(out) == manifest
+    assert Manifest.read(out) == manifest
     assert list(_raw(out)) == list(_raw(run_dir))  # the keys in the file's order
 
 
 def test_the_manifest_reads_typed(run_dir):
-    m = artifacts.Manifest.read(run_dir)
-    assert m.schema_version == artifacts.SCHEMA_VERSION and m.corpus == "syn"
-    assert m.counts.papers == 200 and isinstance(m.counts.levels, artifacts.LevelCounts)
+    m = Manifest.read(run_dir)
+    assert m.schema_version == SCHEMA_VERSION and m.corpus == "syn"
+    assert m.counts.papers == 200 and isinstance(m.counts.levels, LevelCounts)
     assert m.config.embedding_precision == "float32" and m.config.sample is None
     assert isinstance(m.counts.years, tuple) and isinstance(m.inputs, tuple)
 
 
 def test_optional_sections_round_trip_as_the_build_writes_them(run_dir, tmp_path):
-    m = artifacts.Manifest.read(run_dir)
+    m = Manifest.read(run_dir)
     counts = replace(
         m.counts,
-        sample=artifacts.SampleCounts(fitted=10, assigned=5),
-        stability=artifacts.StabilityCounts(refits=2, mean_ari=0.8, median=0.9, below_half=1),
+        sample=SampleCounts(fitted=10, assigned=5),
+        stability=StabilityCounts(refits=2, mean_ari=0.8, median=0.9, below_half=1),
         levels=replace(
             m.counts.levels,
-            quality={
-                "topic": artifacts.LevelQuality(coherence=None, diversity=0.5, low_coherence=0)
-            },
+            quality={"topic": LevelQuality(coherence=None, diversity=0.5, low_coherence=0)},
         ),
     )
     from explorer.build.projection import approximate_method
@@ -154,7 +161,7 @@ def test_optional_sections_round_trip_as_the_build_writes_them(run_dir, tmp_path
     assert raw["config"]["clusterer"] == {"name": "toy", "params": {"k": 3}}
     assert raw["config"]["neighbours"]["method"]
     assert "keep_topics_of" not in raw["config"] and "kept_topics" not in raw["counts"]
-    assert artifacts.Manifest.read(out) == changed
+    assert Manifest.read(out) == changed
 
 
 def test_keys_this_version_does_not_know_are_kept(run_dir, tmp_path):
@@ -163,7 +170,7 @@ def test_keys_this_version_does_not_know_are_kept(run_dir, tmp_path):
         raw["counts"]["later"] = 2
 
     target = _rewrite(run_dir, tmp_path, add)
-    manifest = artifacts.Manifest.read(target)
+    manifest = Manifest.read(target)
     assert manifest.to_json()["later"] == {"x": 1} and manifest.counts.to_json()["later"] == 2
 
 
@@ -175,7 +182,7 @@ def test_an_older_run_of_this_schema_opens_with_defaults(run_dir, tmp_path):
         del raw["query_encoder"], raw["config"]["stability"], raw["counts"]["stability"]
         del raw["counts"]["levels"]["quality"]
 
-    m = artifacts.Manifest.read(_rewrite(run_dir, tmp_path, strip))
+    m = Manifest.read(_rewrite(run_dir, tmp_path, strip))
     assert m.query_encoder is None and m.config.stability == 0 and m.counts.stability is None
     assert m.counts.levels.quality == {}
 
@@ -199,19 +206,19 @@ def test_a_malformed_manifest_is_refused_in_one_line_naming_file_and_field(
 ):
     target = _rewrite(run_dir, tmp_path, change)
     with pytest.raises(ArtifactError) as caught:
-        artifacts.Manifest.read(target)
+        Manifest.read(target)
     message = str(caught.value)
     assert "\n" not in message
-    assert str(target / artifacts.MANIFEST) in message and repr(field) in message
+    assert str(target / MANIFEST) in message and repr(field) in message
 
 
 def test_another_schema_or_no_json_object_is_refused_in_one_line(run_dir, tmp_path):
     target = _rewrite(run_dir, tmp_path, lambda raw: raw.update(schema_version=0))
     with pytest.raises(ArtifactError, match="schema 0, this version reads"):
-        artifacts.Manifest.read(target)
-    (target / artifacts.MANIFEST).write_text("[1, 2]")
+        Manifest.read(target)
+    (target / MANIFEST).write_text("[1, 2]")
     with pytest.raises(ArtifactError, match="not a JSON object"):
-        artifacts.Manifest.read(target)
-    (target / artifacts.MANIFEST).write_text("{")
+        Manifest.read(target)
+    (target / MANIFEST).write_text("{")
     with pytest.raises(ArtifactError, match="unreadable manifest"):
-        artifacts.Manifest.read(target)
+        Manifest.read(target)

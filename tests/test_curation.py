@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 from explorer import artifacts, curation
+from explorer.curation import limits, matching
+from explorer.curation.log import LEGACY
 from explorer.errors import ArtifactError, InputError
 from tests.synthetic import write_synthetic_run
 
@@ -208,10 +210,10 @@ def test_members_match_a_rebuilt_run_by_overlap():
             "subtopic_id": [""] * 20,
         }
     )
-    members = curation.Members.of_run(papers)
+    members = matching.Members.of_run(papers)
     assert members.find("1", recorded) == "7"
     assert members.find("1", [f"p{i}" for i in range(5)]) is None  # 5/11 < 0.5: reported
-    assert curation.Members.of_run(papers).find("A0", [f"p{i}" for i in range(20)]) == "A0"
+    assert matching.Members.of_run(papers).find("A0", [f"p{i}" for i in range(20)]) == "A0"
     # A hand-edited history's malformed id matches nothing; it never breaks the pages.
     assert members.find("1.x/../", recorded) is None
 
@@ -257,7 +259,7 @@ def test_a_change_on_the_loaded_run_resolves_by_id_without_matching(run, monkeyp
     def no_matching(*_):
         raise AssertionError("member matching ran for changes made on this run")
 
-    monkeypatch.setattr(curation.Members, "of_run", no_matching)
+    monkeypatch.setattr(matching.Members, "of_run", no_matching)
     out = _apply(cache, r)
     assert out.applied == 2 and out.topics.set_index("topic_id").loc["1", "label"] == "By id"
 
@@ -271,7 +273,7 @@ def test_a_change_from_another_run_is_matched_by_members_once_per_process(run, m
     )  # fmt: skip
     assert _apply(cache, r).topics.set_index("topic_id").loc["1", "label"] == "Carried"
     calls = []
-    monkeypatch.setattr(curation.Members, "find", lambda *a: calls.append(a) or "1")
+    monkeypatch.setattr(matching.Members, "find", lambda *a: calls.append(a) or "1")
     assert _apply(cache, r).applied == 1 and not calls  # the match is cached for this run
 
 
@@ -330,7 +332,7 @@ def test_a_schema_1_file_is_read_then_migrated_by_the_first_write(run):
 
     _record(cache, r, "rename", node="3", label="New name")
     assert not curation.legacy_path(cache, "syn").exists()
-    backup = cache / "syn" / (curation.LEGACY + ".bak")
+    backup = cache / "syn" / (LEGACY + ".bak")
     assert json.loads(backup.read_text())["changes"] == old  # kept as it was
     history = curation.read(cache, "syn")
     assert [c["id"] for c in history] == [1, 2, 3] and "run" not in history[0]
@@ -365,7 +367,7 @@ def test_compact_keeps_the_state_and_drops_what_was_taken_back(run):
 
 def test_the_history_is_bounded_and_says_to_compact(run, monkeypatch):
     cache, r = run
-    monkeypatch.setattr(curation.curation_log, "MAX_CHANGES", 3)
+    monkeypatch.setattr(limits, "MAX_CHANGES", 3)
     for node in ("1", "2", "3"):
         _record(cache, r, "hide", node=node)
     with pytest.raises(InputError, match=r"explorer curate syn compact"):
@@ -397,7 +399,7 @@ def test_labels_of_any_script_are_kept(run):
 
 
 def test_publish_copies_the_log_and_the_members_it_needs(run, tmp_path):
-    from explorer import publish
+    from explorer.hosting import publish
 
     cache, r = run
     _record(cache, r, "rename", node="1", label="Shipped")

@@ -20,14 +20,21 @@ import io
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import artifacts, cli, curation, curation_log
+from explorer import artifacts, cli, curation, node_ids
+from explorer.curation import matching
+from explorer.curation.members import load_members
+from explorer.manifest import KeptCounts
 from tests.conftest import ROOT, SEED_ARGS, SEED_DIR, SHARED, planted_inputs, shown
 from tests.test_app import TIMEOUT, as_host, run_page
+
+if TYPE_CHECKING:
+    from explorer.curation.replay import Curated
 
 pytestmark = [pytest.mark.slow, pytest.mark.realbuild]
 
@@ -107,7 +114,7 @@ def curate_seed(cache: Path, old: artifacts.Run) -> list[dict]:
     """Five edits of the planted run: rename a topic and an area, merge two topics, hide
     one, move a paper into the renamed topic (topics picked from the run's ids)."""
     papers = old.table("papers")
-    real = sorted(set(papers["topic_id"]) - {artifacts.OUTLIER_ID}, key=artifacts.id_order)
+    real = sorted(set(papers["topic_id"]) - {node_ids.OUTLIER_ID}, key=node_ids.id_order)
     assert len(real) >= 5, real
     area = str(old.table("nodes").query("level == 'area'")["node_id"].iloc[0])
     paper = papers.loc[papers["topic_id"] == real[4], "paper_id"].iloc[0]
@@ -120,7 +127,7 @@ def curate_seed(cache: Path, old: artifacts.Run) -> list[dict]:
     ]
 
 
-def carried_line(cur: curation.Curated) -> str:
+def carried_line(cur: Curated) -> str:
     """What `explorer build` must print about the curation of this run."""
     line = f"  curation: {cur.applied} changes carried over"
     if not cur.unmatched:
@@ -132,10 +139,10 @@ def carried_line(cur: curation.Curated) -> str:
     )
 
 
-def check_applied(rebuilt: Rebuilt, cur: curation.Curated) -> list[tuple[dict, str]]:
+def check_applied(rebuilt: Rebuilt, cur: Curated) -> list[tuple[dict, str]]:
     """Every change the run carries shows in the curated tables, at the node its members
     lead to; returns (change, the node it landed on) for the single-node ones."""
-    members = curation.Members.of_run(rebuilt.new.table("papers"))
+    members = matching.Members.of_run(rebuilt.new.table("papers"))
     nodes = cur.nodes.set_index("node_id")
     unmatched = {c["id"] for c in cur.unmatched}
     landed = []
@@ -143,7 +150,7 @@ def check_applied(rebuilt: Rebuilt, cur: curation.Curated) -> list[tuple[dict, s
         if change["id"] in unmatched:
             continue
         found = {
-            n: members.find(n, curation_log.load_members(rebuilt.cache, rebuilt.corpus, ids))
+            n: members.find(n, load_members(rebuilt.cache, rebuilt.corpus, ids))
             for n, ids in change["members"].items()
         }
         assert None not in found.values(), change  # applied, so every node was found
@@ -257,7 +264,7 @@ def check_kept(rebuilt: Rebuilt) -> None:
     added = new.loc[rebuilt.new_paper]
     assert added["topic_id"] in set(old["topic_id"])
     assert min(old["x"]) <= added["x"] <= max(old["x"])
-    assert rebuilt.new.manifest.counts.kept_topics == artifacts.KeptCounts(
+    assert rebuilt.new.manifest.counts.kept_topics == KeptCounts(
         run_id=rebuilt.old.run_id, kept=len(old), added=1
     )
     assert f"topics kept from run {rebuilt.old.run_id}: {len(old)} papers" in rebuilt.output
@@ -395,5 +402,5 @@ def test_most_curations_carry_over_a_rebuild_under_new_ids(icml_rebuilt):
     landed = check_applied(icml_rebuilt, cur)
     moved = [(c["node"], node) for c, node in landed if c["node"] != node]
     assert len(moved) >= 5, "the rebuild renumbered nodes: changes must follow their papers"
-    levels = {artifacts.level_of(node) for _, node in moved}
+    levels = {node_ids.level_of(node) for _, node in moved}
     assert levels == {"area", "topic", "subtopic"}, levels

@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from explorer import artifacts, cli
+from explorer import cli
+from explorer.names import latest_run_id
 from tests.conftest import ROOT, SEED_ARGS, SEED_DIR
 
 
@@ -89,4 +90,4 @@ def test_a_full_disk_while_building(tmp_path):
     assert str(cache) in line
     # Nothing half-written: no run, no temporary run folder, no `latest`.
     assert (tmp_path / "left.txt").read_text().split() == [".lock"]
-    assert artifacts.latest_run_id(cache, "seed") is None  # the tmpfs is gone: empty again
+    assert latest_run_id(cache, "seed") is None  # the tmpfs is gone: empty again

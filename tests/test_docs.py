@@ -6,7 +6,7 @@ import argparse
 import re
 
 from explorer.cli import COMMANDS, _parser
-from explorer.cli_reference import _commands, reference
+from explorer.cli.reference import _commands, reference
 from tests.conftest import ROOT
 
 

@@ -3,7 +3,6 @@ import json
 import numpy as np
 import pytest
 
-from explorer import artifacts
 from explorer.build import embed
 from explorer.build.embed import (
     _MEMORY,
@@ -13,6 +12,7 @@ from explorer.build.embed import (
     model_id,
     text_key,
 )
+from explorer.names import MANIFEST
 
 
 class CountingModel:
@@ -135,11 +135,9 @@ def test_auto_keeps_the_corpus_precision_so_a_refit_reuses_its_embeddings(tmp_pa
     assert _precision(config, tmp_path) == "bfloat16"  # a new corpus: the CPU decides
     run = tmp_path / "c" / "r1"
     run.mkdir(parents=True)
-    (run / artifacts.MANIFEST).write_text(json.dumps({"config": {"seed": 42}}))
+    (run / MANIFEST).write_text(json.dumps({"config": {"seed": 42}}))
     assert _precision(config, tmp_path) == "float32"  # built before precisions existed
-    (run / artifacts.MANIFEST).write_text(
-        json.dumps({"config": {"embedding_precision": "bfloat16"}})
-    )
+    (run / MANIFEST).write_text(json.dumps({"config": {"embedding_precision": "bfloat16"}}))
     monkeypatch.setattr(embed, "native_bfloat16", lambda: False)
     assert _precision(config, tmp_path) == "bfloat16"
     explicit = BuildConfig(name="c", inputs=("x",), embedding_precision="float32")

@@ -8,15 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer import artifacts
+from explorer import artifacts, node_ids
 from explorer.build import assign
 from explorer.build.keep import Base, Kept, keep_topics, load_base, renumbered
 from explorer.cli import main
 from explorer.errors import InputError
+from explorer.manifest import SampleCounts
 from explorer.vectors import normalise_rows
 from tests.conftest import SEED_ARGS, SEED_DIR, build_config
 
-OUT = artifacts.OUTLIER
+OUT = node_ids.OUTLIER
 
 
 def blobs(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -255,12 +256,12 @@ def test_a_build_above_the_threshold_fits_a_sample_and_assigns_the_rest(seed_cac
     config = build_config("s", [SEED_DIR], sample_above=20, sample_size=25)
     run = build(config, cache_dir=cache, progress=False, log=lines.append).run
     counts = run.manifest.counts
-    assert counts.sample == artifacts.SampleCounts(fitted=25, assigned=13)
+    assert counts.sample == SampleCounts(fitted=25, assigned=13)
     assert run.manifest.config.sample == {"above": 20, "size": 25}
     assert "  25 papers in the sample, 13 assigned to its topics" in lines
     papers = run.table("papers")
     assert len(papers) == 38 and papers[["x", "y"]].notna().all().all()
-    topics = set(papers["topic_id"]) - {artifacts.OUTLIER_ID}
+    topics = set(papers["topic_id"]) - {node_ids.OUTLIER_ID}
     assert topics and topics <= set(run.table("nodes")["node_id"])
     # Below the threshold nothing is sampled, and the run id does not mention sampling.
     whole = build(

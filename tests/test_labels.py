@@ -10,17 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from explorer.build import labels as labelling
-from explorer.build import phrases as phrases_module
-from explorer.build.label_audit import occurs
-from explorer.build.labels import (
-    NO_PHRASES,
-    NodeLabel,
-    candidate_phrases,
-    label_nodes,
-    label_sample,
-)
-from explorer.build.phrases import MAX_WORDS, phrase_table
+from explorer.build.labels import candidates
+from explorer.build.labels import phrases as phrases_module
+from explorer.build.labels.audit import occurs
+from explorer.build.labels.nodes import label_nodes, label_sample
+from explorer.build.labels.phrases import MAX_WORDS, candidate_phrases, phrase_table
+from explorer.build.labels.selection import NO_PHRASES, NodeLabel
 
 # area -> (phrase every child of the area shares, {child: its own terms})
 AREAS = {
@@ -279,7 +274,7 @@ def test_a_sample_keeps_each_finest_node_in_proportion_and_a_small_one_whole():
 
 def test_labels_from_a_sample_name_each_node_by_its_own_terms(corpus, monkeypatch):
     docs, members, parent_of, _ = corpus
-    monkeypatch.setattr(labelling, "LABEL_FLOOR", 4)
+    monkeypatch.setattr("explorer.build.labels.nodes.LABEL_FLOOR", 4)
     sampled = label_nodes(docs, members, parent_of, sample=len(docs) // 2, seed=1)
     assert set(sampled) == set(members)
     for area, (shared, children) in AREAS.items():
@@ -360,20 +355,20 @@ def test_links_are_not_phrases():
 
 
 def test_plural_and_singular_do_not_both_label_a_node():
-    from explorer.build.labels import _select
+    from explorer.build.labels.selection import select
 
-    label = _select([("graphs", 3.0), ("graph", 2.9), ("graph neural", 1.5), ("nodes", 1.0)])
+    label = select([("graphs", 3.0), ("graph", 2.9), ("graph neural", 1.5), ("nodes", 1.0)])
     assert label.phrases == ("graphs", "nodes")
 
 
 def test_a_longer_phrase_that_extends_a_taken_one_replaces_it():
-    from explorer.build.labels import _select
+    from explorer.build.labels.selection import select
 
-    label = _select(
+    label = select(
         [("answering", 3.0), ("graphs", 2.5), ("visual question answering", 2.0), ("x y", 0.5)]
     )
     assert label.phrases == ("visual question answering", "graphs", "x y")
-    weak = _select([("answering", 3.0), ("visual question answering", 1.0)])
+    weak = select([("answering", 3.0), ("visual question answering", 1.0)])
     assert weak.phrases == ("answering",)  # too weak to replace it
 
 
@@ -432,14 +427,14 @@ def terms_corpus():
 
 def assert_readable_labels(docs, members, parent_of, labels) -> None:
     """The label properties of issue 29, for any corpus and hierarchy."""
-    from explorer.build.label_audit import label_faults
+    from explorer.build.labels.audit import label_faults
 
     assert label_faults(docs, members, parent_of, labels) == []
 
 
 def test_the_audit_reports_each_broken_rule():
     """The checker itself catches what it is for (so an empty report means something)."""
-    from explorer.build.label_audit import label_faults
+    from explorer.build.labels.audit import label_faults
 
     docs = ["We study markov chain monte carlo methods and zebrafish."] * 4
     members = {"A0": np.arange(4), "0": np.arange(2), "1": np.arange(2, 4)}
@@ -498,7 +493,7 @@ def test_twin_siblings_get_different_labels_and_the_parent_keeps_its_own(terms_c
 
 
 def test_abbreviation_and_expansion_are_one_term():
-    from explorer.build.terms import abbreviates, same_term
+    from explorer.build.labels.terms import abbreviates, same_term
 
     assert abbreviates("gans", "generative adversarial networks")
     assert abbreviates("rkhs", "reproducing kernel hilbert space")
@@ -516,9 +511,9 @@ def test_abbreviation_and_expansion_are_one_term():
 
 
 def test_an_abbreviation_gives_way_to_its_expansion():
-    from explorer.build.labels import _select
+    from explorer.build.labels.selection import select
 
-    label = _select(
+    label = select(
         [("gans", 3.0), ("mode collapse", 2.0), ("generative adversarial networks", 1.0)]
     )
     assert label.phrases == ("generative adversarial networks", "mode collapse")
@@ -526,8 +521,8 @@ def test_an_abbreviation_gives_way_to_its_expansion():
 
 @pytest.mark.realbuild
 def test_seed_corpus_labels_have_every_readable_property(seed_run):
-    from explorer.build.label_audit import label_faults, run_hierarchy
-    from explorer.build.labels import label_nodes as relabel
+    from explorer.build.labels.audit import label_faults, run_hierarchy
+    from explorer.build.labels.nodes import label_nodes as relabel
 
     papers, nodes = seed_run.table("papers"), seed_run.table("nodes")
     docs, members, parent_of, built = run_hierarchy(papers, nodes)
@@ -559,7 +554,7 @@ def test_merge_tree_parents_are_named_without_boilerplate(planted_cache):
 )
 def test_sorted_common_is_the_intersection(a, b):
     a, b = np.array(sorted(a), np.int64), np.array(sorted(b), np.int64)
-    assert np.array_equal(labelling._sorted_common(a, b), np.intersect1d(a, b))
+    assert np.array_equal(candidates._sorted_common(a, b), np.intersect1d(a, b))
 
 
 def test_one_term_in_two_inflections_shares_a_form_and_columns_run_by_length():
@@ -568,7 +563,7 @@ def test_one_term_in_two_inflections_shares_a_form_and_columns_run_by_length():
     end = table.columns_up_to(2)
     assert np.all(table.length[:end] <= 2) and np.all(table.length[end:] > 2)
     col = {table.text(c): c for c in range(table.x.shape[1])}
-    forms = labelling._forms(table, np.flatnonzero(table.length >= 2))
+    forms = candidates.term_forms(table, np.flatnonzero(table.length >= 2))
     assert forms[col["markov decision process"]] == forms[col["markov decision processes"]]
     assert forms[col["markov decision process"]] != forms[col["markov decision model"]]
     assert forms[col["markov decision"]] != forms[col["markov decision process"]]

@@ -1,7 +1,7 @@
 """The two worlds stay apart: an AST check of every import under explorer/.
 
 - `explorer/view/` never imports `explorer.build`, except the query encoder, lazily, in
-  `explorer/view/encoder.py` (docs/architecture.md's one declared exception).
+  `explorer/view/query_encoder.py` (docs/architecture.md's one declared exception).
 - The contract (`artifacts.py` with its stdlib part `names.py`, `errors.py`, `vectors.py`, and
   `onnx_encoder.py`, which runs the exported query encoder for both) imports neither world.
 - `explorer/build/` never imports the view world (data flows one way).
@@ -11,6 +11,8 @@
 - Only `explorer/view/ui/` (and pages/, app.py) import streamlit.
 - No module of explorer/, pages/ or bench/ but the contract parses node ids or reads the
   manifest by hand: they use explorer.artifacts' node-id grammar and its typed Manifest.
+- No module of explorer/, pages/, bench/ or app.py is over 400 lines, and no function over 60
+  lines or 6 parameters (bench/code_shape.py's check, issue 50).
 """
 
 from __future__ import annotations
@@ -20,16 +22,18 @@ from pathlib import Path
 
 import pytest
 
+from bench import code_shape
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "explorer"
-ENCODER = PACKAGE / "view" / "encoder.py"
+ENCODER = PACKAGE / "view" / "query_encoder.py"
 # The contract and the light modules beside it that both worlds use (names.py: the
 # contract's standard-library part, run discovery for the serving supervisor).
 CONTRACT = [
     PACKAGE / name
-    for name in ("artifacts.py", "names.py", "errors.py", "vectors.py", "onnx_encoder.py")
-]
+    for name in ("artifacts.py", "manifest.py", "node_ids.py", "atomic_files.py", "names.py",
+                 "errors.py", "vectors.py", "onnx_encoder.py")
+]  # fmt: skip
 
 
 def imports(path: Path) -> list[tuple[str, bool]]:
@@ -61,9 +65,24 @@ def test_view_never_imports_build(path):
             assert not at_top, "the query encoder must import the build world lazily"
 
 
+@pytest.mark.parametrize("path", _files(PACKAGE / "view"), ids=lambda p: p.name)
+def test_view_reads_only_the_hosting_settings(path):
+    """The view sits below hosting: it may read hosting/settings.py's constants (which import
+    nothing of the supervisor), never the supervisor, haproxy or publish modules."""
+    bad = [
+        m for m, _ in imports(path)
+        if m.startswith("explorer.hosting") and m not in ("explorer.hosting", "explorer.hosting.settings")
+        and not m.startswith("explorer.hosting.settings.")
+    ]  # fmt: skip
+    assert bad == [], f"{path.name} imports {bad}"
+
+
 @pytest.mark.parametrize("path", CONTRACT, ids=lambda p: p.name)
 def test_the_contract_imports_neither_world(path):
-    bad = [m for m, _ in imports(path) if m.startswith(("explorer.build", "explorer.view"))]
+    bad = [
+        m for m, _ in imports(path)
+        if m.startswith(("explorer.build", "explorer.view", "explorer.hosting", "explorer.cli"))
+    ]  # fmt: skip
     assert bad == []
 
 
@@ -229,7 +248,7 @@ def _by_hand(node: ast.AST) -> str | None:
     elif isinstance(node, ast.JoinedStr) and node.values and _text(node.values[0]) == "A":
         return "area id made by an f-string"
     elif _text(node) == "manifest.json":
-        return "manifest.json opened around artifacts.Manifest"
+        return "manifest.json opened around Manifest"
     return None
 
 
@@ -267,7 +286,7 @@ def _clean_example(tmp_path: Path) -> list[str]:
         "from explorer import artifacts\n\n"
         "def f(run, node):\n"
         "    a = run.manifest.counts.papers\n"
-        "    return artifacts.topic_of(node), artifacts.area_id(3), 'x.y'.rsplit('.', 1)\n"
+        "    return node_ids.topic_of(node), node_ids.area_id(3), 'x.y'.rsplit('.', 1)\n"
     )
     return contract_violations(good)
 
@@ -293,3 +312,30 @@ def test_no_page_ends_the_run_with_st_stop(tmp_path):
     planted = tmp_path / "page.py"
     planted.write_text("import streamlit as st\nif True:\n    st.stop()\n")
     assert _stop_calls(planted) == [3]
+
+
+# --- rooms a newcomer can read (issue 50) ---------------------------------------------------
+
+
+def test_modules_and_functions_stay_within_the_limits():
+    found = code_shape.violations(ROOT)
+    assert found == [], "over bench/code_shape.py's limits:\n" + "\n".join(found)
+
+
+def test_the_size_check_catches_planted_violations(tmp_path):
+    package = tmp_path / "explorer"
+    package.mkdir()
+    params = ", ".join(f"p{i}" for i in range(7))
+    long_body = "".join(f"    x{i} = {i}\n" for i in range(60))
+    (package / "big.py").write_text("x = 1\n" * 400 + f"\n\ndef wide({params}):\n    pass\n")
+    (package / "small.py").write_text(
+        f"class C:\n    def method(self, {params[4:]}):\n        pass\n\n\ndef long():\n{long_body}"
+    )
+    scratch = tmp_path / "bench" / "work"
+    scratch.mkdir(parents=True)
+    (scratch / "old.py").write_text("x = 1\n" * 500)  # benchmarks' scratch: not measured
+    assert code_shape.violations(tmp_path) == [
+        "explorer/big.py: 404 lines (modules: at most 400)",
+        "explorer/small.py:6 long: 61 lines (functions: at most 60)",
+        "explorer/big.py:403 wide: 7 parameters (at most 6)",
+    ]

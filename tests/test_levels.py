@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID
 from explorer.build.levels import SPLIT_SHARE, build_levels, cut_areas
+from explorer.node_ids import OUTLIER_ID
 
 
 def _blobs(rng, centre, n, spread=0.05):
@@ -94,45 +94,29 @@ def test_seed_build_paths_are_complete_and_sizes_add_up(seed_run):
     assert SPLIT_SHARE == 0.05
 
 
-def test_map_labels_never_overlap_and_areas_come_first():
-    from explorer.view.map_layout import Label, label_box, place_labels
-
-    rng = np.random.default_rng(3)
-    areas = [Label(*rng.uniform(0, 10, 2), f"area label {i}", "area") for i in range(10)]
-    topics = [Label(*rng.uniform(0, 10, 2), f"topic phrase {i}", "topic") for i in range(200)]
-    placed = place_labels(areas + topics, (0, 10), (0, 10))
-    assert [p.text for p in placed[:10]] == [a.text for a in areas]  # every area fits
-    assert 15 <= len(placed) < 210  # as many as fit, not all
-    boxes = [label_box(p, (0, 10), (0, 10), width=900, height=640) for p in placed]
-    for i, a in enumerate(boxes):
-        assert a[0] >= 0 and a[1] >= 0 and a[2] <= 900 and a[3] <= 640
-        for b in boxes[i + 1 :]:
-            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
-
-
-def test_ids_sort_numerically_and_degenerate_maps_place_no_labels():
+def test_ids_sort_numerically_and_a_one_paper_map_has_an_extent():
     import pandas as pd
 
-    from explorer.artifacts import id_order
-    from explorer.view.charts import map_extent
-    from explorer.view.map_layout import Label, place_labels
+    from explorer.node_ids import id_order
+    from explorer.view.charts.maps import map_extent
 
     assert sorted(["3.10", "3.2", "12", "-1"], key=id_order) == ["-1", "3.2", "3.10", "12"]
     assert sorted(["A10", "A2"], key=id_order) == ["A2", "A10"]
     (x0, x1), (y0, y1) = map_extent(pd.DataFrame({"x": [1e9], "y": [-3.0]}))
     assert x1 > x0 and y1 > y0  # one paper far from 0 still gets a plot
-    assert place_labels([Label(1.0, 1.0, "a", "topic")], (1.0, 1.0), (0.0, 1.0)) == []
 
 
 def test_centroids_are_each_groups_unit_mean_whatever_the_blocks(monkeypatch):
-    from explorer import vectors as V
+    from explorer import vectors
 
     rng = np.random.default_rng(4)
-    unit = V.normalise_rows(rng.normal(size=(300, 8))).astype(np.float32)
+    unit = vectors.normalise_rows(rng.normal(size=(300, 8))).astype(np.float32)
     for labels, groups in (
         (rng.integers(-1, 4, 300), [2, 0, 3, 1]),  # ints, outliers (-1) in no group
         (rng.choice(np.array(["", "0.1", "0.0"], dtype=object), 300), ["0.0", "0.1"]),
     ):
-        expected = V.normalise_rows(np.stack([unit[labels == g].mean(axis=0) for g in groups]))
-        monkeypatch.setattr(V, "ROW_BLOCK", 23)  # blocks that split every group
-        np.testing.assert_allclose(V.centroids(unit, labels, groups), expected, atol=1e-6)
+        expected = vectors.normalise_rows(
+            np.stack([unit[labels == g].mean(axis=0) for g in groups])
+        )
+        monkeypatch.setattr(vectors, "ROW_BLOCK", 23)  # blocks that split every group
+        np.testing.assert_allclose(vectors.centroids(unit, labels, groups), expected, atol=1e-6)

@@ -18,8 +18,9 @@ from explorer import artifacts
 from explorer.build import encoder_export
 from explorer.build.embed import DEFAULT_MODEL, Embedder, load_model
 from explorer.errors import ArtifactError, ExplorerError
+from explorer.manifest import Manifest
 from explorer.onnx_encoder import load_onnx_encoder
-from explorer.view import encoder, search
+from explorer.view import query_encoder, search_scores
 from tests.conftest import ROOT
 from tests.synthetic import write_synthetic_run
 
@@ -102,9 +103,9 @@ def test_top_ten_over_the_seed_corpus_is_the_same(seed_run, ours, model):
     embeddings = seed_run.array("embeddings")
     everyone = np.arange(len(embeddings))
     for query in QUERIES:
-        a = search.semantic_scores(embeddings, ours.encode([query])[0])
-        b = search.semantic_scores(embeddings, model.encode([query])[0])
-        top_a, top_b = search.top(a, everyone, 10), search.top(b, everyone, 10)
+        a = search_scores.semantic_scores(embeddings, ours.encode([query])[0])
+        b = search_scores.semantic_scores(embeddings, model.encode([query])[0])
+        top_a, top_b = search_scores.top(a, everyone, 10), search_scores.top(b, everyone, 10)
         for x, y in zip(top_a, top_b, strict=True):
             # A swap is allowed only between papers the model itself scores within 1e-3.
             assert x == y or abs(b[x] - b[y]) < 1e-3, (query, x, y, b[x], b[y])
@@ -217,42 +218,42 @@ def test_a_pipeline_numpy_cannot_finish_is_skipped(tmp_path, modules, pooling, r
     assert record["format"] is None and reason in record["skipped"]
     assert len(logs) == 1 and reason in logs[0]
     run_dir = write_synthetic_run(tmp_path / "synthetic", "syn", 50, n_topics=8)
-    manifest = replace(artifacts.Manifest.read(run_dir), query_encoder=record)
+    manifest = replace(Manifest.read(run_dir), query_encoder=record)
     assert artifacts.encoder_ref(tmp_path, manifest) is None
 
 
 def test_fallback_order(ref, monkeypatch):
-    assert encoder.load_encoder(DEFAULT_MODEL, ref).kind == "onnx"
-    assert encoder.load_encoder(DEFAULT_MODEL, None).kind == "sentence-transformers"
+    assert query_encoder.load_encoder(DEFAULT_MODEL, ref).kind == "onnx"
+    assert query_encoder.load_encoder(DEFAULT_MODEL, None).kind == "sentence-transformers"
     gone = ref._replace(folder=ref.folder.parent / "missing")  # the export was removed
-    assert encoder.load_encoder(DEFAULT_MODEL, gone).kind == "sentence-transformers"
-    monkeypatch.setattr(encoder, "runtime_available", lambda: False)  # no onnxruntime
-    assert encoder.load_encoder(DEFAULT_MODEL, ref).kind == "sentence-transformers"
-    monkeypatch.setattr(encoder, "model_available", lambda: False)  # nor the model packages
-    assert not encoder.encoder_available(ref)
+    assert query_encoder.load_encoder(DEFAULT_MODEL, gone).kind == "sentence-transformers"
+    monkeypatch.setattr(query_encoder, "runtime_available", lambda: False)  # no onnxruntime
+    assert query_encoder.load_encoder(DEFAULT_MODEL, ref).kind == "sentence-transformers"
+    monkeypatch.setattr(query_encoder, "model_available", lambda: False)  # nor the model packages
+    assert not query_encoder.encoder_available(ref)
     with pytest.raises(ExplorerError, match="no encoder here"):
-        encoder.load_encoder(DEFAULT_MODEL, ref)
+        query_encoder.load_encoder(DEFAULT_MODEL, ref)
     monkeypatch.undo()
-    monkeypatch.setattr(encoder, "model_available", lambda: False)
+    monkeypatch.setattr(query_encoder, "model_available", lambda: False)
     with pytest.raises(ExplorerError, match="its ONNX export failed: .*missing"):
-        encoder.load_encoder(DEFAULT_MODEL, gone)
+        query_encoder.load_encoder(DEFAULT_MODEL, gone)
 
 
 @pytest.fixture
 def app(seed_cache, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from explorer.view.ui import search as ui_search
+    from explorer.view.ui import search_box
     from explorer.view.ui.data import load_run
 
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(seed_cache))
     monkeypatch.chdir(ROOT)
     load_run.clear()
-    ui_search._model.clear()
-    ui_search._query_vector.clear()
+    search_box._model.clear()
+    search_box._query_vector.clear()
     yield AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    ui_search._model.clear()
-    ui_search._query_vector.clear()
+    search_box._model.clear()
+    search_box._query_vector.clear()
 
 
 def _ask(app, query: str) -> str:
@@ -267,15 +268,15 @@ def _ask(app, query: str) -> str:
 
 
 def test_the_page_says_why_when_neither_encoder_is_there(app, monkeypatch):
-    monkeypatch.setattr(encoder, "runtime_available", lambda: False)
-    monkeypatch.setattr(encoder, "model_available", lambda: False)
+    monkeypatch.setattr(query_encoder, "runtime_available", lambda: False)
+    monkeypatch.setattr(query_encoder, "model_available", lambda: False)
     notices = _ask(app, "spiking neural networks")
     assert "Keyword (TF-IDF) ranking, not semantic search" in notices
     assert "onnxruntime and tokenizers are not installed here" in notices
 
 
 def test_the_page_uses_the_model_when_the_export_is_missing(app, monkeypatch):
-    monkeypatch.setattr(encoder, "runtime_available", lambda: False)
+    monkeypatch.setattr(query_encoder, "runtime_available", lambda: False)
     assert "Keyword (TF-IDF)" not in _ask(app, "spiking neural networks")
 
 
@@ -320,7 +321,7 @@ def test_an_up_to_date_build_restores_a_removed_export(seed_cache, seed_run, tmp
 
 
 def test_publish_refuses_a_damaged_export(seed_cache, tmp_path):
-    from explorer.publish import publish
+    from explorer.hosting.publish import publish
 
     shutil.copytree(seed_cache / "seed", tmp_path / "cache" / "seed")
     shutil.copytree(seed_cache / "models", tmp_path / "cache" / "models")

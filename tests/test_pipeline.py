@@ -14,7 +14,9 @@ from explorer import artifacts
 from explorer.build.pipeline import build
 from explorer.cli import main
 from explorer.errors import ArtifactError
-from explorer.view.store import EXPORT_COLUMNS
+from explorer.manifest import SCHEMA_VERSION
+from explorer.names import LATEST, latest_run_id
+from explorer.view.store.papers import EXPORT_COLUMNS
 from tests.conftest import SEED_ARGS, SEED_DIR, build_config
 
 QUIET = {"progress": False, "log": lambda m: None}
@@ -22,7 +24,7 @@ QUIET = {"progress": False, "log": lambda m: None}
 
 def test_seed_build_writes_every_artifact(seed_run):
     m = seed_run.manifest
-    assert m.schema_version == artifacts.SCHEMA_VERSION
+    assert m.schema_version == SCHEMA_VERSION
     assert m.counts.papers == 38 and m.counts.topics >= 1
     assert set(m.timings) == {
         "read",
@@ -40,7 +42,7 @@ def test_seed_build_writes_every_artifact(seed_run):
         assert f"{name}.parquet" in m.files
     assert "model/topic_embeddings.safetensors" in m.files
     assert not any(name.endswith((".pkl", ".pickle", ".bin")) for name in m.files)
-    latest = seed_run.path.parent / artifacts.LATEST
+    latest = seed_run.path.parent / LATEST
     assert latest.read_text().strip() == seed_run.run_id
 
 
@@ -142,7 +144,7 @@ def test_cli_bad_input_changes_nothing(tmp_path, capsys):
 def test_tampered_run_is_refused(seed_cache, tmp_path):
     copy = tmp_path / "c"
     shutil.copytree(seed_cache / "seed", copy / "seed")
-    run_id = artifacts.latest_run_id(copy, "seed")
+    run_id = latest_run_id(copy, "seed")
     papers = copy / "seed" / run_id / "papers.parquet"
     papers.write_bytes(papers.read_bytes()[:-10])
     with pytest.raises(
@@ -154,11 +156,9 @@ def test_tampered_run_is_refused(seed_cache, tmp_path):
 def test_other_schema_is_refused(seed_cache, tmp_path):
     copy = tmp_path / "c"
     shutil.copytree(seed_cache / "seed", copy / "seed")
-    run_dir = copy / "seed" / artifacts.latest_run_id(copy, "seed")
+    run_dir = copy / "seed" / latest_run_id(copy, "seed")
     manifest = json.loads((run_dir / "manifest.json").read_text())
     manifest["schema_version"] = 0
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(
-        ArtifactError, match=f"schema 0, this version reads {artifacts.SCHEMA_VERSION}"
-    ):
+    with pytest.raises(ArtifactError, match=f"schema 0, this version reads {SCHEMA_VERSION}"):
         artifacts.open_run(copy, "seed")

@@ -20,6 +20,7 @@ from explorer import artifacts
 from explorer.build.pipeline import build
 from explorer.cli import main
 from explorer.errors import BuildLockedError
+from explorer.names import latest_run_id
 from tests.conftest import ROOT, SEED_ARGS, SEED_DIR, build_config, shown
 
 
@@ -158,7 +159,7 @@ def test_tampered_run_shows_a_message_not_a_traceback(seed_cache, tmp_path, monk
     from explorer.view.ui.data import load_run
 
     shutil.copytree(seed_cache / "seed", tmp_path / "seed")
-    run_id = artifacts.latest_run_id(tmp_path, "seed")
+    run_id = latest_run_id(tmp_path, "seed")
     target = tmp_path / "seed" / run_id / "topics.parquet"
     target.write_bytes(target.read_bytes() + b"x")
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path))
@@ -181,7 +182,7 @@ def test_sigkill_mid_build_keeps_the_previous_run(stage, seed_cache, tmp_path, c
 
     shutil.copytree(seed_cache / "seed", tmp_path / "seed")
     shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
-    old = artifacts.latest_run_id(tmp_path, "seed")
+    old = latest_run_id(tmp_path, "seed")
     # A new text makes the embed stage real work, so every stage is reached.
     extra = tmp_path / "extra.txt"
     extra.write_text("ICML 2025 extra\n\nA new abstract on kill-safe builds of topic models.\n")
@@ -200,7 +201,7 @@ def test_sigkill_mid_build_keeps_the_previous_run(stage, seed_cache, tmp_path, c
     assert stage in seen, seen
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
-    assert artifacts.latest_run_id(tmp_path, "seed") == old
+    assert latest_run_id(tmp_path, "seed") == old
     artifacts.open_run(tmp_path, "seed")  # still complete and verified
     assert main(["--cache-dir", str(tmp_path), "list"]) == 0
     assert capsys.readouterr().out.startswith(f"seed\t{old}")
@@ -226,7 +227,7 @@ def test_dashboard_serves_the_old_run_until_the_new_one_is_published(
 
     shutil.copytree(seed_cache / "seed", tmp_path / "seed")
     shutil.copytree(seed_cache / "embeddings", tmp_path / "embeddings")
-    old = artifacts.latest_run_id(tmp_path, "seed")
+    old = latest_run_id(tmp_path, "seed")
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path))
     monkeypatch.chdir(ROOT)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()

@@ -12,6 +12,7 @@ from explorer import artifacts
 from explorer.build import plan as planning
 from explorer.build.pipeline import build, plan_build
 from explorer.build.sources import read_inputs
+from explorer.names import MANIFEST
 from tests.conftest import ROOT, SEED_DIR, build_config
 
 QUIET = {"progress": False, "log": lambda m: None}
@@ -67,7 +68,7 @@ def test_rebuild_reason_names_the_changed_package(seed_run, tmp_path):
     plan = _plan(SEED_DIR, cache=tmp_path)
     copy = tmp_path / "copy" / "seed" / seed_run.run_id
     copy.mkdir(parents=True)
-    shutil.copy(seed_run.path / artifacts.MANIFEST, copy)
+    shutil.copy(seed_run.path / MANIFEST, copy)
     current = artifacts.read_prior_run(tmp_path / "copy", "seed")
     assert current.run_id == seed_run.run_id
     assert current.embedding_precision == seed_run.manifest.config.embedding_precision
@@ -86,14 +87,14 @@ def test_a_run_of_an_older_schema_still_explains_the_rebuild(tmp_path):
     """Manifest.read refuses another schema; the rebuild line must still name the version."""
     run = tmp_path / "c" / "old1"
     run.mkdir(parents=True)
-    (run / artifacts.MANIFEST).write_text(
+    (run / MANIFEST).write_text(
         json.dumps({"schema_version": 1, "pipeline_version": 3, "config": {"seed": 1}})
     )
     prior = artifacts.read_prior_run(tmp_path, "c")
     assert prior.run_id == "old1" and prior.embedding_precision == "float32"
     plan = _plan(SEED_DIR, cache=tmp_path)
     assert "made by pipeline version 3" in planning.rebuild_reason(prior, plan)
-    (run / artifacts.MANIFEST).write_text("[1, 2]")
+    (run / MANIFEST).write_text("[1, 2]")
     assert artifacts.read_prior_run(tmp_path, "c") is None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.view import charts
+from explorer.view.charts.maps import MAX_MAP_POINTS
 from tests.conftest import ROOT, shown
 from tests.synthetic import write_synthetic_run
 
@@ -14,7 +14,7 @@ from tests.synthetic import write_synthetic_run
 def big_cache(tmp_path_factory):
     cache = tmp_path_factory.mktemp("big")
     write_synthetic_run(cache, "big", 50_000)
-    write_synthetic_run(cache, "huge", charts.MAX_MAP_POINTS + 5_000, seed=1)
+    write_synthetic_run(cache, "huge", MAX_MAP_POINTS + 5_000, seed=1)
     return cache
 
 
@@ -47,7 +47,7 @@ def test_above_the_limit_the_map_is_a_density_with_a_notice(big_cache, monkeypat
     at = open_map(big_cache, "huge", monkeypatch)
     notices = [shown(i.value) for i in at.info]
     assert any("it shows their density" in n for n in notices), notices
-    assert f"{charts.MAX_MAP_POINTS + 5_000:,} of" in caption_text(at)
+    assert f"{MAX_MAP_POINTS + 5_000:,} of" in caption_text(at)
     at.multiselect(key="topics").set_value(["0"]).run()  # few enough for points again
     assert not any("density" in shown(i.value) for i in at.info)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from explorer import cli
-from explorer.artifacts import OUTLIER_ID
+from explorer.node_ids import OUTLIER_ID
 from tests.conftest import ROOT
 
 

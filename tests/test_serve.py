@@ -1,4 +1,4 @@
-"""explorer/serve.py without a server: the haproxy config it writes, its one-line refusals,
+"""explorer/hosting/ (serving) without a server: the haproxy config it writes, its one-line refusals,
 how it stops children and gives up on a worker that keeps exiting. The real thing (haproxy
 and two workers) is tests/e2e/test_serve.py."""
 
@@ -14,10 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from explorer import artifacts, cli, serve
+from explorer import cli
+from explorer.hosting import checks, haproxy, options, processes, settings, supervisor
+from explorer.names import list_corpora
 from tests.conftest import ROOT
 
-WORKERS = [serve.Worker("w1", 5001, Path("w1.log")), serve.Worker("w2", 5002, Path("w2.log"))]
+WORKERS = [
+    supervisor.Worker("w1", 5001, Path("w1.log")),
+    supervisor.Worker("w2", 5002, Path("w2.log")),
+]
 
 
 @pytest.fixture
@@ -33,7 +38,7 @@ def one_corpus(tmp_path) -> Path:
 @pytest.fixture
 def haproxy_found(monkeypatch) -> None:
     """The checks below run before haproxy would start: it need not be installed."""
-    monkeypatch.setattr(serve, "find_haproxy", lambda: "/usr/sbin/haproxy")
+    monkeypatch.setattr(checks, "find_haproxy", lambda: "/usr/sbin/haproxy")
 
 
 def _serve(capsys, cache: Path, *args: str) -> tuple[int, str]:
@@ -42,8 +47,8 @@ def _serve(capsys, cache: Path, *args: str) -> tuple[int, str]:
 
 
 def test_config_is_cookie_sticky_health_checked_and_keeps_websockets_open():
-    config = serve.ServeConfig(app_dir=ROOT, cache_dir=ROOT / "cache", workers=2, port=8600)
-    text = serve.render_config(config, WORKERS)
+    config = options.ServeConfig(app_dir=ROOT, cache_dir=ROOT / "cache", workers=2, port=8600)
+    text = haproxy.render_config(config, WORKERS)
     assert "bind 127.0.0.1:8600" in text
     assert "cookie SERVERID insert indirect nocache" in text
     assert "server w1 127.0.0.1:5001 cookie w1" in text
@@ -51,7 +56,7 @@ def test_config_is_cookie_sticky_health_checked_and_keeps_websockets_open():
     # New sessions by open connections; never by source address (one NAT = one worker).
     assert "balance leastconn" in text and "balance source" not in text
     assert "option httpchk GET /_stcore/health" in text
-    assert f"timeout tunnel {serve.TUNNEL_TIMEOUT}" in text
+    assert f"timeout tunnel {settings.TUNNEL_TIMEOUT}" in text
     assert "option redispatch" in text
 
 
@@ -62,18 +67,18 @@ def test_idle_visitors_stay_connected_through_the_proxy():
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     ping = config["server"]["websocketPingInterval"]
-    tunnel = int(serve.TUNNEL_TIMEOUT.rstrip("m")) * 60
+    tunnel = int(settings.TUNNEL_TIMEOUT.rstrip("m")) * 60
     assert 0 < 2 * ping <= tunnel
 
 
 def test_client_limits_key_on_the_trusted_header_only_when_asked():
-    plain = serve.render_config(serve.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
+    plain = haproxy.render_config(options.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
     assert "tcp-request connection track-sc0 src" in plain
-    assert f"sc0_conn_cur gt {serve.CLIENT_CONNS}" in plain
-    proxied = serve.ServeConfig(
+    assert f"sc0_conn_cur gt {settings.CLIENT_CONNS}" in plain
+    proxied = options.ServeConfig(
         ROOT, ROOT / "cache", 2, client_conns=7, client_address_header="X-Forwarded-For"
     )
-    text = serve.render_config(proxied, WORKERS)
+    text = haproxy.render_config(proxied, WORKERS)
     assert "http-request track-sc0 req.hdr_ip(X-Forwarded-For,-1)" in text
     assert "sc0_conn_cur gt 7" in text and "track-sc0 src" not in text
 
@@ -83,23 +88,23 @@ def test_a_client_header_that_is_not_a_header_name_is_refused(name):
     import argparse
 
     with pytest.raises(argparse.ArgumentTypeError):
-        serve._header_name(name)
+        options.header_name(name)
 
 
 def test_haproxy_accepts_the_config(tmp_path):
-    haproxy = serve.find_haproxy()
-    if haproxy is None:
+    path = haproxy.find_haproxy()
+    if path is None:
         pytest.skip("haproxy not installed (make test installs it when run as root)")
-    config = serve.ServeConfig(
+    config = options.ServeConfig(
         app_dir=ROOT, cache_dir=tmp_path, workers=2, port=8600, health_port=8601
     )
     cfg = tmp_path / "haproxy.cfg"
-    cfg.write_text(serve.render_config(config, WORKERS))
-    serve._check_haproxy_config(haproxy, cfg)  # raises with haproxy's complaint
+    cfg.write_text(haproxy.render_config(config, WORKERS))
+    haproxy.check_config(path, cfg)  # raises with haproxy's complaint
 
 
 def test_without_haproxy_one_line_says_how_to_install(monkeypatch, capsys, one_corpus):
-    monkeypatch.setattr(serve, "find_haproxy", lambda: None)
+    monkeypatch.setattr(checks, "find_haproxy", lambda: None)
     code, err = _serve(capsys, one_corpus)
     assert code == cli.EXIT_ERROR
     assert err.count("\n") == 1 and "haproxy is not installed" in err
@@ -120,7 +125,7 @@ def test_a_port_in_use_is_refused_before_anything_starts(haproxy_found, capsys, 
         code, err = _serve(capsys, one_corpus, "--port", str(port))
     assert code == cli.EXIT_ERROR
     assert err.count("\n") == 1 and f"port {port} on 127.0.0.1 is in use" in err
-    assert not (one_corpus / serve.RUNTIME_DIR).exists()  # refused before writing anything
+    assert not (one_corpus / settings.RUNTIME_DIR).exists()  # refused before writing anything
 
 
 def test_zero_workers_is_refused(haproxy_found, capsys, one_corpus):
@@ -129,30 +134,30 @@ def test_zero_workers_is_refused(haproxy_found, capsys, one_corpus):
 
 
 def test_default_workers_are_the_cores_available():
-    assert serve.default_workers() == len(os.sched_getaffinity(0))
-    assert cli._parser().parse_args(["serve"]).workers == serve.default_workers()
+    assert options.default_workers() == len(os.sched_getaffinity(0))
+    assert cli._parser().parse_args(["serve"]).workers == options.default_workers()
 
 
 def test_corpus_check_is_the_contracts(seed_cache, one_corpus, tmp_path):
     """The supervisor finds corpora with the contract's own (stdlib) function, not a copy."""
-    assert serve.list_corpora is artifacts.list_corpora
+    assert checks.list_corpora is list_corpora
     half = tmp_path / "half"
     (half / "tiny" / "run1").mkdir(parents=True)  # a run without its manifest
     (half / "embeddings" / "m").mkdir(parents=True)
     (half / "embeddings" / "m" / "manifest.json").write_text("{}")  # not a corpus
-    assert artifacts.list_corpora(seed_cache) and artifacts.list_corpora(one_corpus)
-    assert not artifacts.list_corpora(half) and not artifacts.list_corpora(tmp_path / "missing")
+    assert list_corpora(seed_cache) and list_corpora(one_corpus)
+    assert not list_corpora(half) and not list_corpora(tmp_path / "missing")
 
 
 def test_stop_kills_a_child_that_ignores_sigterm(monkeypatch):
-    monkeypatch.setattr(serve, "STOP_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(processes, "STOP_TIMEOUT_S", 1.0)
     stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); " \
         "print('ready', flush=True); time.sleep(60)"  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-c", stubborn], stdout=subprocess.PIPE)
     try:
         assert proc.stdout.readline() == b"ready\n"
         started = time.monotonic()
-        serve._stop([proc, None])
+        processes.stop_all([proc, None])
         assert proc.returncode == -signal.SIGKILL
         assert time.monotonic() - started < 5
     finally:
@@ -162,59 +167,59 @@ def test_stop_kills_a_child_that_ignores_sigterm(monkeypatch):
 
 def test_a_crash_looping_worker_backs_off_while_the_others_serve(monkeypatch, tmp_path):
     started: list[str] = []
-    monkeypatch.setattr(serve, "_start_worker", lambda w, config, env: started.append(w.name))
-    worker = serve.Worker("w1", 5001, tmp_path / "w1.log")
+    monkeypatch.setattr(supervisor, "start_worker", lambda w, config, env: started.append(w.name))
+    worker = supervisor.Worker("w1", 5001, tmp_path / "w1.log")
     (tmp_path / "w1.log").write_text(
         "Traceback ...\nImportError: no module named x\n  URL: http://127.0.0.1:5001\n"
     )
     logged: list[str] = []
-    for _ in range(serve.RESTART_LIMIT - 1):
-        serve._restart(worker, 1, None, {}, logged.append)
-    assert started == ["w1"] * (serve.RESTART_LIMIT - 1)
+    for _ in range(supervisor.RESTART_LIMIT - 1):
+        supervisor._restart(worker, 1, None, {}, logged.append)
+    assert started == ["w1"] * (supervisor.RESTART_LIMIT - 1)
     assert logged[0] == "worker w1 (port 5001) exited with status 1; restarting it"
-    serve._restart(worker, 1, None, {}, logged.append)  # the third exit within the window
-    assert started == ["w1"] * (serve.RESTART_LIMIT - 1)  # not at once: after a back-off
+    supervisor._restart(worker, 1, None, {}, logged.append)  # the third exit within the window
+    assert started == ["w1"] * (supervisor.RESTART_LIMIT - 1)  # not at once: after a back-off
     assert worker.proc is None and worker.start_at is not None and worker.backoff_s == 1
     assert "last: ImportError: no module named x; next start in 1 s" in logged[-1]
-    other = serve.Worker("w2", 5002, tmp_path / "w2.log", healthy=True)
-    serve._check_some_can_serve([worker, other])  # w2 serves: the service goes on
-    serve._restart(worker, 1, None, {}, logged.append)
+    other = supervisor.Worker("w2", 5002, tmp_path / "w2.log", healthy=True)
+    supervisor._check_some_can_serve([worker, other])  # w2 serves: the service goes on
+    supervisor._restart(worker, 1, None, {}, logged.append)
     assert worker.backoff_s == 2  # doubling
     other.healthy, other.exits = False, worker.exits
     (tmp_path / "w2.log").write_text("ImportError: no module named x\n")
-    with pytest.raises(serve.ServeError, match="no worker can start: .*last: ImportError"):
-        serve._check_some_can_serve([worker, other])
+    with pytest.raises(settings.ServeError, match="no worker can start: .*last: ImportError"):
+        supervisor._check_some_can_serve([worker, other])
 
 
 def test_a_hung_worker_is_killed_and_restarted(monkeypatch, tmp_path):
     import subprocess
 
     started: list[str] = []
-    monkeypatch.setattr(serve, "_start_worker", lambda w, config, env: started.append(w.name))
-    monkeypatch.setattr(serve, "_healthy", lambda url: False)  # stopped: no answer
-    worker = serve.Worker("w1", 5001, tmp_path / "w1.log", healthy=True)
+    monkeypatch.setattr(supervisor, "start_worker", lambda w, config, env: started.append(w.name))
+    monkeypatch.setattr(supervisor, "is_healthy", lambda url: False)  # stopped: no answer
+    worker = supervisor.Worker("w1", 5001, tmp_path / "w1.log", healthy=True)
     worker.proc = subprocess.Popen(["sleep", "60"])
     logged: list[str] = []
-    serve._check(worker, 100.0, None, {}, logged.append)
-    serve._check(worker, 100.0 + serve.HUNG_AFTER_S - 1, None, {}, logged.append)
+    supervisor._check(worker, 100.0, None, {}, logged.append)
+    supervisor._check(worker, 100.0 + supervisor.HUNG_AFTER_S - 1, None, {}, logged.append)
     assert worker.proc.poll() is None and not started  # not yet
-    serve._check(worker, 100.0 + serve.HUNG_AFTER_S, None, {}, logged.append)
+    supervisor._check(worker, 100.0 + supervisor.HUNG_AFTER_S, None, {}, logged.append)
     assert worker.proc.poll() is not None and started == ["w1"]
     assert logged == [
         f"worker w1 (port 5001) has not answered its health check for "
-        f"{serve.HUNG_AFTER_S:.0f} s; restarting it"
+        f"{supervisor.HUNG_AFTER_S:.0f} s; restarting it"
     ]
 
 
 def test_a_marked_down_worker_loses_its_sessions():
-    text = serve.render_config(serve.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
+    text = haproxy.render_config(options.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
     assert "on-marked-down shutdown-sessions" in text
 
 
 def test_first_stop_signal_stops_and_a_second_is_ignored():
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN under nohup or a background job
-    with serve._StopSignals() as signals:
-        with pytest.raises(serve._Stop):
+    with processes.StopSignals() as signals:
+        with pytest.raises(processes.Stop):
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(2)  # the handler raises here
         assert signals.stopping

@@ -4,16 +4,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from explorer.view.store import (
-    Filters,
-    contrast_keywords,
-    filter_papers,
-    node_table,
-    opened_by,
-    selection_to_ids,
-    term_document_frequency,
-    topic_mix,
-)
+from explorer.view.store.filters import Filters, filter_mask
+from explorer.view.store.keywords import contrast_keywords, term_document_frequency
+from explorer.view.store.nodes import opened_by
+from explorer.view.store.selection import selection_to_ids, topic_mix
+from explorer.view.store.topics import node_table
 
 
 def papers():
@@ -38,20 +33,25 @@ def ids(frame):
     return frame["paper_id"].tolist()
 
 
+def passing(papers, filters):
+    """The rows passing `filters`, as the pages select them (`filter_mask`)."""
+    return papers.loc[filter_mask(papers, filters)]
+
+
 def test_filters_compose():
     p = papers()
-    assert ids(filter_papers(p, Filters())) == ["a", "b", "c", "d"]
-    assert ids(filter_papers(p, Filters(topics=("0",)))) == ["a", "c"]
-    assert ids(filter_papers(p, Filters(topics=("0",), statuses=("Poster",)))) == ["c"]
+    assert ids(passing(p, Filters())) == ["a", "b", "c", "d"]
+    assert ids(passing(p, Filters(topics=("0",)))) == ["a", "c"]
+    assert ids(passing(p, Filters(topics=("0",), statuses=("Poster",)))) == ["c"]
     # A node of any level: an area, a subtopic, or several of mixed levels.
-    assert ids(filter_papers(p, Filters(topics=("A1",)))) == ["b"]
-    assert ids(filter_papers(p, Filters(topics=("0.1",)))) == ["c"]
-    assert ids(filter_papers(p, Filters(topics=("0.0", "A1")))) == ["a", "b"]
-    assert ids(filter_papers(p, Filters(years=(2020, 2020)))) == ["b", "c"]
-    assert ids(filter_papers(p, Filters(show_outliers=False, min_probability=0.6))) == ["a", "c"]
-    assert ids(filter_papers(p, Filters(query="ann GRAPH"))) == ["a", "c"]
-    assert ids(filter_papers(p, Filters(query="<b>"))) == ["c"]  # literal, not a regex or markup
-    assert ids(filter_papers(p, Filters(venues=("NeurIPS",), query="kernels"))) == ["c"]
+    assert ids(passing(p, Filters(topics=("A1",)))) == ["b"]
+    assert ids(passing(p, Filters(topics=("0.1",)))) == ["c"]
+    assert ids(passing(p, Filters(topics=("0.0", "A1")))) == ["a", "b"]
+    assert ids(passing(p, Filters(years=(2020, 2020)))) == ["b", "c"]
+    assert ids(passing(p, Filters(show_outliers=False, min_probability=0.6))) == ["a", "c"]
+    assert ids(passing(p, Filters(query="ann GRAPH"))) == ["a", "c"]
+    assert ids(passing(p, Filters(query="<b>"))) == ["c"]  # literal, not a regex or markup
+    assert ids(passing(p, Filters(venues=("NeurIPS",), query="kernels"))) == ["c"]
 
 
 def test_selection_to_ids_reads_customdata_and_drops_hidden():
@@ -106,7 +106,7 @@ def keyword_table():
 
 
 def test_keyword_trend_shares_and_zero_fill():
-    from explorer.view.store import keyword_trend
+    from explorer.view.store.trends import keyword_trend
 
     keywords, _ = keyword_table()
     trend = keyword_trend(keywords, ["rising", "falling"], "year")
@@ -122,7 +122,7 @@ def test_keyword_trend_shares_and_zero_fill():
 
 
 def test_rising_terms_rank_the_planted_term_first_and_falling_last():
-    from explorer.view.store import rising_terms
+    from explorer.view.store.trends import rising_terms
 
     keywords, vocab = keyword_table()
     ranked = rising_terms(keywords, vocab, "year", "2019", "2020")
@@ -132,7 +132,8 @@ def test_rising_terms_rank_the_planted_term_first_and_falling_last():
 
 
 def test_node_trend_shares_per_year_at_any_level():
-    from explorer.view.store import level_ids, node_trend
+    from explorer.view.store.nodes import level_ids
+    from explorer.view.store.trends import node_trend
 
     papers = pd.DataFrame(
         {
@@ -157,25 +158,25 @@ def test_node_trend_shares_per_year_at_any_level():
 
 
 def test_class_counts_names_missing_values():
-    from explorer.view.store import class_counts
+    from explorer.view.store.papers import class_counts
 
     counts = class_counts(papers(), "status")
     assert counts.values.tolist() == [["Poster", 2], ["Oral", 1], ["(none)", 1]]
 
 
 def test_full_year_range_keeps_papers_without_a_year():
-    from explorer.view.store import year_range
+    from explorer.view.store.filters import year_range
 
     p = papers()  # paper "d" has no year
     full = year_range((2019, 2020), [2019, 2020])
-    assert full is None and ids(filter_papers(p, Filters(years=full))) == ["a", "b", "c", "d"]
+    assert full is None and ids(passing(p, Filters(years=full))) == ["a", "b", "c", "d"]
     narrowed = year_range((2020, 2020), [2019, 2020])
-    assert ids(filter_papers(p, Filters(years=narrowed))) == ["b", "c"]
+    assert ids(passing(p, Filters(years=narrowed))) == ["b", "c"]
     assert year_range(None, [2019]) is None
 
 
 def test_search_with_a_prebuilt_haystack_matches_without_one():
-    from explorer.view.store import search_haystack, search_mask
+    from explorer.view.store.filters import search_haystack, search_mask
 
     p = papers()
     hay = search_haystack(p)
@@ -219,7 +220,7 @@ def test_memo_keeps_the_most_recent_entries_and_computes_each_once():
 def test_in_region_takes_boxes_and_lassos_by_the_even_odd_rule():
     import numpy as np
 
-    from explorer.view.store import in_region
+    from explorer.view.store.selection import in_region
 
     x = np.array([0.3, 2.0, 0.2, 0.9, 5.0])
     y = np.array([0.3, 2.0, 0.1, 0.9, 5.0])
@@ -237,7 +238,7 @@ def test_in_region_takes_boxes_and_lassos_by_the_even_odd_rule():
 def test_neighbours_are_row_positions_best_first_whatever_the_table_order():
     import pyarrow as pa
 
-    from explorer.view.store import Neighbours
+    from explorer.view.store.papers import Neighbours
 
     ids = pa.array(["a", "b", "c", "d"])
     table = pa.table(
@@ -266,14 +267,14 @@ def test_shared_strings_equal_python_strings_and_share_repeated_values():
 
 def test_semantic_scores_in_blocks_equal_one_product(monkeypatch):
     from explorer import vectors as V
-    from explorer.view import search
+    from explorer.view import search_scores
 
     vectors = V.unit_float16(np.random.default_rng(0).normal(size=(1000, 16)))
     query = np.random.default_rng(1).normal(size=16)
-    whole = search.semantic_scores(vectors, query)
+    whole = search_scores.semantic_scores(vectors, query)
     monkeypatch.setattr(V, "ROW_BLOCK", 7)
     # The same products, summed in another order by BLAS: equal to float32 rounding.
-    np.testing.assert_allclose(search.semantic_scores(vectors, query), whole, atol=1e-6)
+    np.testing.assert_allclose(search_scores.semantic_scores(vectors, query), whole, atol=1e-6)
 
 
 def _even_odd(xs, ys, px, py):
@@ -294,7 +295,7 @@ def _even_odd(xs, ys, px, py):
 def test_in_polygon_agrees_with_the_even_odd_rule(vertices, seed):
     import numpy as np
 
-    from explorer.view.store import in_polygon
+    from explorer.view.store.selection import in_polygon
 
     rng = np.random.default_rng(seed)
     px, py = rng.normal(size=vertices), rng.normal(size=vertices)
@@ -305,21 +306,21 @@ def test_in_polygon_agrees_with_the_even_odd_rule(vertices, seed):
 def test_a_lasso_of_any_size_is_bounded_in_vertices_and_work():
     import numpy as np
 
-    from explorer.view import store
+    from explorer.view.store import selection
 
     rng = np.random.default_rng(0)
     ys = np.sort(rng.normal(size=200_000))
     # A 50,000-vertex zigzag whose every edge spans every point: the worst a client can send.
     px, py = np.linspace(-5, 5, 50_000), np.tile([-5.0, 5.0], 25_000)
-    qx, qy = store.bounded_polygon(px, py, ys)
-    assert len(qx) <= store.MAX_LASSO_VERTICES
-    starts, ends, _ = store._edge_spans(qx, qy, ys)
-    assert (ends - starts).sum() <= store.MAX_LASSO_WORK or len(qx) <= 3
+    qx, qy = selection.bounded_polygon(px, py, ys)
+    assert len(qx) <= selection.MAX_LASSO_VERTICES
+    starts, ends, _ = selection._edge_spans(qx, qy, ys)
+    assert (ends - starts).sum() <= selection.MAX_LASSO_WORK or len(qx) <= 3
     # A drawn lasso (a circle of 50,000 mouse moves) keeps its shape once decimated.
     t = np.linspace(0, 2 * np.pi, 50_000, endpoint=False)
     xs = rng.uniform(-2, 2, size=len(ys))
     circle = {"x": list(np.cos(t)), "y": list(np.sin(t))}
-    inside = store.in_region(xs, ys, [], [circle])
+    inside = selection.in_region(xs, ys, [], [circle])
     truth = xs**2 + ys**2 < 1
     assert (inside != truth).mean() < 0.001  # only points within a hair of the circle differ
 
@@ -327,16 +328,18 @@ def test_a_lasso_of_any_size_is_bounded_in_vertices_and_work():
 def test_malformed_or_too_many_shapes_are_ignored():
     import numpy as np
 
-    from explorer.view import store
+    from explorer.view.store import selection
 
     x, y = np.array([0.5, 5.0]), np.array([0.5, 5.0])
     junk = [{"x": "abc", "y": [1]}, {"x": [[0, 1]], "y": [0, 1]}, {"y": [0, 1]}, "box", None]
-    assert not store.in_region(x, y, junk, junk).any()
-    assert not store.in_region(x, y, [{"x": [0, float("nan")], "y": [0, 1]}], "lasso").any()
+    assert not selection.in_region(x, y, junk, junk).any()
+    assert not selection.in_region(x, y, [{"x": [0, float("nan")], "y": [0, 1]}], "lasso").any()
     far = {"x": [10, 11], "y": [10, 11]}
     hit = {"x": [0, 1], "y": [0, 1]}
-    assert store.in_region(x, y, [far] * (store.MAX_SHAPES - 1) + [hit], [])[0]
-    assert not store.in_region(x, y, [far] * store.MAX_SHAPES + [hit], [])[0]  # past the cap
+    assert selection.in_region(x, y, [far] * (selection.MAX_SHAPES - 1) + [hit], [])[0]
+    assert not selection.in_region(x, y, [far] * selection.MAX_SHAPES + [hit], [])[
+        0
+    ]  # past the cap
 
 
 def test_topics_table_names_no_area_where_the_run_has_no_area_level():
@@ -362,7 +365,7 @@ def test_topics_table_names_no_area_where_the_run_has_no_area_level():
 
 def test_the_topics_csv_names_no_area_where_the_run_has_no_area_level():
     """As the papers' export does: below MIN_TOPICS_FOR_AREAS each topic is its own area."""
-    from explorer.view.store import topic_table
+    from explorer.view.store.topics import topic_table
 
     topics = pd.DataFrame(
         {

@@ -22,11 +22,11 @@ MARKDOWN_CALLS = {
     "selectbox", "multiselect", "text_input", "slider", "checkbox", "toggle", "radio",
     "button", "download_button", "link_button", "page_link", "number_input",
 }  # fmt: skip
-SAFE_BUILDERS = {"md", "md_format", "md_join"}
+SAFE_BUILDERS = {"md", "md_format"}
 VIEW_FILES = [
     ROOT / "app.py",
     *(ROOT / "pages").glob("*.py"),
-    *(ROOT / "explorer/view/ui").glob("*.py"),
+    *(ROOT / "explorer/view/ui").rglob("*.py"),
 ]
 
 

@@ -2,5 +2,5 @@
 
 Modules here may import torch, sentence-transformers, bertopic, umap and hdbscan (lazily,
 inside the function that needs them). Nothing under `explorer.view` imports this package,
-except the query encoder in `explorer.view.encoder` (see there).
+except the query encoder in `explorer.view.query_encoder` (see there).
 """

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.artifacts import OUTLIER
+from explorer.node_ids import OUTLIER
 from explorer.vectors import centroids
 
 PLACE_NEIGHBOURS = 10

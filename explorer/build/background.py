@@ -90,8 +90,3 @@ def specificities(phrases: Iterable[str], *, path: Path = TABLE) -> np.ndarray:
 def is_boilerplate(phrase: str, *, path: Path = TABLE) -> bool:
     """Whether every field writes this phrase (or each of its words) about equally often."""
     return specificity(phrase, path=path) == 0.0
-
-
-def boilerplate_phrases(*, path: Path = TABLE) -> list[str]:
-    """The learned list: every phrase of the table that is boilerplate, alphabetically."""
-    return sorted(p for p in _shares(path) if is_boilerplate(p, path=path))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.build.phrases import phrase_table
+from explorer.build.labels.phrases import phrase_table
 
 # Venue group -> the paper-list folders it reads (every year present).
 GROUPS = {

@@ -85,7 +85,7 @@ def word_counts(
     matrix: csr_matrix, vocabulary: Sequence[str], members: Mapping[str, np.ndarray]
 ) -> WordCounts:
     """The single words' counts of every node of `members`, in its order."""
-    from explorer.build.labels import membership_matrix
+    from explorer.build.labels.ranking import membership_matrix
 
     vocabulary = np.asarray(vocabulary, dtype=object)
     single = np.flatnonzero(_single(vocabulary))
@@ -126,7 +126,7 @@ def scored_words(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every (node, single word, score) `ranked_words` ranks from, by node and best first
     (ties by word), boilerplate left out: the whole ranking, not only the top words."""
-    from explorer.build.labels import scored_entries, sibling_groups
+    from explorer.build.labels.ranking import scored_entries, sibling_groups
 
     names, nodes = counts.names, [str(k) for k in range(counts.df.shape[0])]
     # Every node its own sibling group: each is ranked against the rest of the corpus.

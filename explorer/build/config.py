@@ -1,4 +1,5 @@
-"""What the user asked a build for (`BuildConfig`), its defaults, and every check of it.
+"""What the user asked a build for (`BuildConfig`) and every check of it; each option's
+default, bounds and choices are a row of settings.py, which the CLI's flags come from too.
 
 The CLI turns its flags into a `BuildConfig` and validates nothing itself: `validate` (run
 by `pipeline.build` before any work, as scikit-learn's `fit` checks what `__init__`
@@ -13,12 +14,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from explorer import artifacts
+from explorer.build import settings
 from explorer.build.cluster import Clusterer
-from explorer.build.embed import DEFAULT_MODEL, PRECISIONS
-from explorer.build.projection import EXACT_UP_TO
-from explorer.build.sample import SAMPLE_ABOVE, SAMPLE_SIZE, applies
+from explorer.build.sample import applies
 from explorer.build.sources import ReadOptions
-from explorer.build.topics import DEFAULT_SEED, MIN_DOCUMENTS
 from explorer.errors import InputError
 
 if TYPE_CHECKING:  # ray_engine and keep are imported when a build needs them
@@ -31,7 +30,7 @@ STABILITY_RETIRED = (
     "--stability is retired: every build now fits its topics several times and scores each "
     "topic's stability from those fits (explorer info, the Topics table)"
 )
-ENGINES = ("local", "ray")
+ENGINES = settings.setting("engine").choices
 
 
 @dataclass(frozen=True)
@@ -40,23 +39,25 @@ class BuildConfig:
 
     name: str
     inputs: tuple[str, ...]
-    embedding_model: str = DEFAULT_MODEL
-    embedding_precision: str = "auto"  # auto | float32 | bfloat16 (explorer.build.embed)
-    seed: int = DEFAULT_SEED
-    min_topic_size: int | None = None
-    stability: int = 0  # retired (STABILITY_RETIRED): a value above 0 is refused
-    keep_topics: bool = False  # keep the latest run's topics and assign new papers (keep.py)
+    embedding_model: str = settings.default("embedding_model")
+    embedding_precision: str = settings.default("embedding_precision")  # or a PRECISIONS
+    seed: int = settings.default("seed")
+    min_topic_size: int | None = settings.default("min_topic_size")
+    stability: int = settings.default("stability")  # retired (STABILITY_RETIRED): above 0 refused
+    # Keep the inputs of the corpus's latest run and add these (plan.with_latest_inputs).
+    add: bool = settings.default("add")
+    keep_topics: bool = settings.default("keep_topics")  # the latest run's topics (keep.py)
     # Where the parallel stages run: "local", or "ray" with these options. Never part of
     # the run id: an engine must not change results (explorer/build/ray_engine.py).
-    engine: str = "local"
+    engine: str = settings.default("engine")
     ray: RayOptions | None = None
     # Above `sample_above` papers (0: never) the fit runs on a stratified sample of
     # `sample_size` and the rest are assigned (explorer/build/sample.py).
-    sample_above: int = SAMPLE_ABOVE
-    sample_size: int = SAMPLE_SIZE
+    sample_above: int = settings.default("sample_above")
+    sample_size: int = settings.default("sample_size")
     # Above this many papers the neighbour graph is approximate (explorer/build/projection.py);
     # a parameter so that tests reach that path on small corpora.
-    exact_neighbours_up_to: int = EXACT_UP_TO
+    exact_neighbours_up_to: int = settings.default("exact_neighbours_up_to")
     read_options: ReadOptions = field(default_factory=ReadOptions)
     # What groups papers into topics and subtopics (explorer/build/cluster.py); None: HDBSCAN
     # sized by the corpus. In the run id only when given, so default run ids never change.
@@ -67,12 +68,15 @@ class BuildConfig:
         artifacts.check_corpus_name(self.name)
         if self.stability:
             raise InputError(STABILITY_RETIRED)
-        if self.sample_above < 0 or self.sample_size < MIN_DOCUMENTS:
+        above = settings.setting("sample_above").least
+        size = settings.setting("sample_size").least
+        if self.sample_above < above or self.sample_size < size:
             raise InputError(
-                f"--sample-above N: N at least 0; --sample-size N: N at least {MIN_DOCUMENTS}"
+                f"--sample-above N: N at least {above}; --sample-size N: N at least {size}"
             )
-        if self.embedding_precision not in ("auto", *PRECISIONS):
-            choices = ", ".join(("auto", *PRECISIONS))
+        precisions = settings.setting("embedding_precision").choices
+        if self.embedding_precision not in precisions:
+            choices = ", ".join(precisions)
             raise InputError(
                 f"--embedding-precision: one of {choices}, not {self.embedding_precision!r}"
             )
@@ -91,10 +95,11 @@ class BuildConfig:
         require_ray()
         if self.ray is None:
             return
-        for option, value in (("--ray-batch-size", self.ray.batch_size),
-                              ("--ray-actors-per-node", self.ray.actors_per_node)):  # fmt: skip
-            if value is not None and value < 1:
-                raise InputError(f"{option} N: N must be at least 1")
+        for name, value in (("ray_batch_size", self.ray.batch_size),
+                            ("ray_actors_per_node", self.ray.actors_per_node)):  # fmt: skip
+            row = settings.setting(name)
+            if value is not None and value < row.least:
+                raise InputError(f"{row.flag} N: N must be at least {row.least}")
 
     def fits_on_sample(self, n_papers: int) -> bool:
         """Whether a corpus of `n_papers` is fitted on a sample; one line when an option

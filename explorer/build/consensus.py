@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.artifacts import OUTLIER
+from explorer.node_ids import OUTLIER
 from explorer.vectors import normalise_rows
 
 if TYPE_CHECKING:
@@ -246,7 +246,6 @@ def seeded_fits(
     umap: UmapParams,
     label: Callable[[np.ndarray], np.ndarray],
     cache_root: Path | None,
-    fits: int = FITS,
     progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each fit's labels (papers x fits) and fit 0's reduction. Fit i reduces the graph
@@ -256,9 +255,9 @@ def seeded_fits(
 
     from explorer.build.projection import KnnGraph, reduce_umap
 
-    out = np.empty((len(vectors), fits), dtype=np.int64)
+    out = np.empty((len(vectors), FITS), dtype=np.int64)
     first = None
-    for i in tqdm(range(fits), desc="Consensus fits", disable=not progress, leave=False):
+    for i in tqdm(range(FITS), desc="Consensus fits", disable=not progress, leave=False):
         seed = fit_seed(umap.seed, i)
         graph = KnnGraph(*jittered_graph(vectors, candidates, umap.n_neighbors, seed))
         params = replace(umap, seed=seed, n_epochs=FIT_EPOCHS)

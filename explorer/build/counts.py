@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.sparse import csr_matrix, vstack
 from sklearn.feature_extraction.text import CountVectorizer
+
+if TYPE_CHECKING:
+    from bertopic.backend import BaseEmbedder
 
 # Terms the keyword statistics, coherence and the doc-terms artifact keep: the most
 # widespread, by the number of papers using them (the c-TF-IDF reads every term).
@@ -32,7 +36,7 @@ def make_vectorizer(*, min_df: int, **overrides) -> CountVectorizer:
     word whole, as in the label phrases and the venue background: "state-of-the-art" stays
     one boilerplate term instead of leaving "state art").
     """
-    from explorer.build.phrases import keyword_terms
+    from explorer.build.labels.phrases import keyword_terms
 
     return CountVectorizer(min_df=min_df, analyzer=keyword_terms, **overrides)
 
@@ -182,7 +186,7 @@ class PaperCounts(CountVectorizer):
 
 def paper_embedder(
     vectors: np.ndarray, embed_words: Callable[[list[str]], np.ndarray]
-):  # -> bertopic.backend.BaseEmbedder
+) -> BaseEmbedder:
     """A BERTopic embedder for `paper_keys`: a paper's vector is its row of `vectors` (the
     build's own), anything else is a candidate keyword and goes through `embed_words` (the
     embedding cache). KeyBERTInspired asks for both as "documents"; a key is all digits,

@@ -24,14 +24,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.artifacts import atomic_write, model_slug
+from explorer.artifacts import model_slug
+from explorer.atomic_files import atomic_write
+from explorer.build import settings
 from explorer.build.memory import release_freed_memory
 from explorer.errors import ExplorerError
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_MODEL = settings.default("embedding_model")
 _PACKAGED = {"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"}
 _WEIGHT_SUFFIXES = {".safetensors", ".bin"}
 # Libraries that compute the vectors: an upgrade of one of them may change every vector.
@@ -88,7 +94,7 @@ _MEMORY: dict[Path, tuple[dict[str, np.ndarray], set[str]]] = {}
 # which CPUs with native bfloat16 instructions (AVX512-BF16, AMX) do ~2.5x faster. On this
 # 2-core EPYC: 480 ICML abstracts 16.1 s -> 6.7 s; cosine to the float32 vectors >= 0.9999
 # (mean 0.99998); 99.5% of each abstract's 10 nearest neighbours unchanged.
-PRECISIONS = ("float32", "bfloat16")
+PRECISIONS = settings.PRECISIONS
 
 
 def native_bfloat16() -> bool:
@@ -122,7 +128,7 @@ def model_id(name: str) -> str:
     return "sentence-transformers/all-MiniLM-L6-v2" if name in _PACKAGED else name
 
 
-def load_model(name: str = DEFAULT_MODEL, *, progress: bool = True):  # -> SentenceTransformer
+def load_model(name: str = DEFAULT_MODEL, *, progress: bool = True) -> SentenceTransformer:
     """Load a sentence-transformers model; the default comes from a package, fully offline.
 
     `progress=False` also silences the model library's own "Loading weights" bar.

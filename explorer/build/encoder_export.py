@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from explorer import artifacts
+from explorer.atomic_files import atomic_write_text, file_inventory, sha256_file
 from explorer.build.memory import release_freed_memory
 from explorer.onnx_encoder import FEEDS, OnnxEncoder  # the viewer's own code checks it
 from explorer.vectors import POOLING_MODES
@@ -86,7 +87,7 @@ def export_query_encoder(embedder: Embedder, *, log: Callable[[str], None]) -> d
         "format": "onnx",
         "folder": name,
         "bytes": facts.stat().st_size,
-        "sha256": artifacts.sha256_file(facts),
+        "sha256": sha256_file(facts),
     }
 
 
@@ -130,8 +131,7 @@ def intact(folder: Path) -> bool:
         facts = json.loads((folder / artifacts.ENCODER_FACTS).read_text(encoding="utf-8"))
         files = facts["files"]
         return facts.get("export_version") == EXPORT_VERSION and all(
-            (folder / n).stat().st_size == m["bytes"]
-            and artifacts.sha256_file(folder / n) == m["sha256"]
+            (folder / n).stat().st_size == m["bytes"] and sha256_file(folder / n) == m["sha256"]
             for n, m in files.items()
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -211,9 +211,9 @@ def _write_files(model, facts: dict, folder: Path) -> None:
     # The tokenizer as sentence-transformers runs it (it puts do_lower_case into its normaliser).
     model[0].tokenizer.backend_tokenizer.save(str(folder / artifacts.ENCODER_TOKENIZER))
     _check_export(model, folder, facts)
-    facts = {**facts, "files": artifacts.file_inventory(folder)}
+    facts = {**facts, "files": file_inventory(folder)}
     text = json.dumps(facts, indent=2, sort_keys=True)
-    artifacts.atomic_write_text(folder / artifacts.ENCODER_FACTS, text)
+    atomic_write_text(folder / artifacts.ENCODER_FACTS, text)
 
 
 def _remove_stale(root: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from explorer import artifacts
+from explorer import artifacts, node_ids
 from explorer.build import assign
 from explorer.build.levels import Levels
 from explorer.errors import ArtifactError, InputError
@@ -90,7 +90,7 @@ def keep_topics(
             "build without --keep-topics"
         )
     rows = old.loc[np.asarray(paper_ids, dtype=object)[known]]
-    labels = np.full(len(paper_ids), artifacts.OUTLIER, dtype=np.int64)
+    labels = np.full(len(paper_ids), node_ids.OUTLIER, dtype=np.int64)
     subtopic = np.full(len(paper_ids), "", dtype=object)
     coords = np.zeros((len(paper_ids), 2), dtype=np.float32)
     labels[known] = rows["topic_id"].to_numpy()
@@ -116,8 +116,8 @@ def renumbered(kept: Kept, fitted: np.ndarray) -> Kept:
     def sub(node: str) -> str:
         if not node:
             return ""
-        return artifacts.subtopic_id(
-            mapping[int(artifacts.topic_of(node))], artifacts.subtopic_index(node)
+        return node_ids.subtopic_id(
+            mapping[int(node_ids.topic_of(node))], node_ids.subtopic_index(node)
         )
 
     renamed = {s: sub(s) for s in set(kept.levels.subtopic.tolist())}  # once per subtopic

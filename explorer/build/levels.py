@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.artifacts import OUTLIER, area_id, subtopic_id
-from explorer.build import consensus as C
+from explorer.build import consensus
 from explorer.build.cluster import Clusterer, for_subtopics
+from explorer.node_ids import OUTLIER, area_id, subtopic_id
 from explorer.vectors import centroids, normalise_rows
 
 SPLIT_SHARE = 0.05
@@ -117,8 +117,10 @@ def split_topic(
         return parts if parts is not None else np.zeros(len(vectors), dtype=np.int64)
 
     umap = UmapParams(5, k, min_dist=0.0, seed=seed)
-    fits, _ = C.seeded_fits(vectors, candidates, umap=umap, label=label, cache_root=cache_root)
-    parts = _with_stragglers(vectors, C.consensus(fits, candidates[:, :k], min_size))
+    fits, _ = consensus.seeded_fits(
+        vectors, candidates, umap=umap, label=label, cache_root=cache_root
+    )
+    parts = _with_stragglers(vectors, consensus.consensus(fits, candidates[:, :k], min_size))
     return None if parts is None else Split(parts, fits)
 
 
@@ -135,7 +137,7 @@ def _subclusters(
 ) -> np.ndarray | None:
     """The clusterer on the reduced members; stragglers join the nearest subcluster's
     centroid."""
-    return _with_stragglers(vectors, C.renumber_by_size(clusterer.fit_predict(reduced)))
+    return _with_stragglers(vectors, consensus.renumber_by_size(clusterer.fit_predict(reduced)))
 
 
 def _with_stragglers(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray | None:
@@ -150,7 +152,19 @@ def _with_stragglers(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray | No
     if stray.any():
         sims = unit[stray] @ centroids(unit, labels, found).T
         labels[stray] = found[sims.argmax(axis=1)]
-    return C.renumber_by_size(labels)
+    return consensus.renumber_by_size(labels)
+
+
+def _areas(topic_centroids: np.ndarray, sizes: np.ndarray, n_papers: int) -> np.ndarray:
+    """Each topic's area (`cut_areas`); a short list whose cut leaves an area of a single
+    topic gets one area per topic instead, numbered by size."""
+    from explorer.build.topics import SHORT_LIST
+
+    areas = cut_areas(topic_centroids, sizes)
+    if n_papers < SHORT_LIST and np.bincount(areas).min() < 2:
+        # A short list's area level must group something: an area of one topic is not one.
+        areas = _rank_by_size(np.arange(len(sizes)), sizes)
+    return areas
 
 
 def build_levels(
@@ -165,18 +179,13 @@ def build_levels(
     """Areas and subtopics for a fitted topic labelling (`labels`, OUTLIER for noise);
     `clusterer` splits large topics (the build's own, else HDBSCAN: cluster.for_subtopics)."""
     unit = normalise_rows(embeddings.astype(np.float32))
-    from explorer.build.topics import SHORT_LIST
-
     topics = np.array(sorted(t for t in set(labels.tolist()) if t != OUTLIER))
     n = len(labels)
     if len(topics) == 0:
         return Levels({}, np.full(n, "", dtype=object), {})
     topic_centroids = centroids(unit, labels, topics)
     sizes = np.array([(labels == t).sum() for t in topics])
-    areas = cut_areas(topic_centroids, sizes)
-    if n < SHORT_LIST and np.bincount(areas).min() < 2:
-        # A short list's area level must group something: an area of one topic is not one.
-        areas = _rank_by_size(np.arange(len(topics)), sizes)
+    areas = _areas(topic_centroids, sizes, n)
     area_of_topic = {int(t): area_id(a) for t, a in zip(topics, areas, strict=True)}
     cohesion = np.array(
         [float((unit[labels == t] @ topic_centroids[i]).mean()) for i, t in enumerate(topics)]
@@ -207,7 +216,8 @@ def build_levels(
         count = int(split.parts.max()) + 1
         names = np.array([subtopic_id(topic, p) for p in range(count)], dtype=object)
         subtopic[members] = names[split.parts]
-        held = C.stability(split.fits, {p: np.flatnonzero(split.parts == p) for p in range(count)})
+        parts = {p: np.flatnonzero(split.parts == p) for p in range(count)}
+        held = consensus.stability(split.fits, parts)
         stability.update({str(names[p]): score for p, score in held.items()})
     return Levels(
         area_of_topic=area_of_topic,

@@ -1,8 +1,10 @@
 """build(config) -> a published run: plan, run the stages of the build's mode, publish.
 
-This module orchestrates only. What was asked and whether it can build: config.py. What
-the build will do and under which run id: plan.py. The stages and their typed results:
-stages.py. The lock, the temporary folder, the manifest and the publish on disk: runs.py.
+This module orchestrates only. What was asked and whether it can build: config.py (each
+option's default and bounds: settings.py). What the build will do, with which inputs
+(`--add`) and under which run id: plan.py. The stages and their typed results: stages.py;
+the topic stage of each mode: topic_stages.py. The lock, the temporary folder, the
+manifest and the publish on disk: runs.py.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from explorer import artifacts
-from explorer.build import runs, stages
+from explorer.build import runs, stages, topic_stages
 from explorer.build.config import BuildConfig
 from explorer.build.embed import reproducible_kernels
 from explorer.build.memory import release_freed_memory
-from explorer.build.plan import BuildMode, Plan, plan_build, rebuild_reason
+from explorer.build.plan import BuildMode, Plan, plan_build, rebuild_reason, with_latest_inputs
 from explorer.build.projection import KnnGraph
 from explorer.errors import ArtifactError
+from explorer.manifest import Manifest
 
 Log = Callable[[str], None]
 
@@ -65,7 +68,9 @@ def build(
 ) -> BuildResult:
     """Build (or reuse) the run for `config` and make it the corpus's latest."""
     log = log or (lambda message: print(message, file=sys.stderr, flush=True))
+    prepare_environment(cache_dir)  # before a Ray cluster is joined: its workers inherit it
     config.validate()  # before a Ray cluster is joined or anything is read
+    config = with_latest_inputs(config, Path(cache_dir))
     timer = StageTimer(log)
     with engine_session(config, log):
         return _build(config, Path(cache_dir), progress, timer)
@@ -107,7 +112,6 @@ def _build(config: BuildConfig, cache_dir: Path, progress: bool, timer: StageTim
         previous = artifacts.read_prior_run(cache_dir, config.name)
         if previous is not None and (reason := rebuild_reason(previous, plan)):
             timer.log(f"Rebuilding {config.name!r}: {reason}.")
-        prepare_environment(cache_dir)
         with runs.new_run(corpus_dir, run_id) as tmp:
             manifest = _compute_and_write(plan, tmp, timer)
     seconds = sum(manifest.timings.values())
@@ -124,11 +128,10 @@ def _restore_encoder(plan: Plan, run: artifacts.Run, log: Log) -> None:
     try:
         artifacts.read_encoder_facts(ref)
     except ArtifactError:
-        prepare_environment(plan.cache_dir)
         stages.export_encoder(plan, log)
 
 
-def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> artifacts.Manifest:
+def _compute_and_write(plan: Plan, tmp: Path, timer: StageTimer) -> Manifest:
     """The stages in order, each result the next stage's input; the manifest last."""
     docs = [p.text for p in plan.corpus.papers]
     ray = " on the Ray cluster" if plan.config.engine == "ray" else ""
@@ -169,9 +172,9 @@ def _fitted_topics(
     if short:
         how = f"a short list's Ward cut (under {SHORT_LIST} papers)"
     with timer.stage("topics", f"Fitting topics: {how}, c-TF-IDF, KeyBERT keywords"):
-        topics = stages.fit(plan, docs, embedded, graph)
+        topics = topic_stages.fit(plan, docs, embedded, graph)
     with timer.stage("projection", "Projecting to 2-D for the map"):
-        coords = stages.project(plan, embedded, graph, topics.fit.labels if short else None)
+        coords = topic_stages.project(plan, embedded, graph, topics.fit.labels if short else None)
     return replace(topics, coords=coords)
 
 
@@ -182,12 +185,12 @@ def _assigned_topics(
     run's (keep.py) or a sample's (sample.py), every other paper assigned to them."""
     if plan.mode is BuildMode.KEEP_TOPICS:
         message = f"Keeping the topics of run {plan.base.run_id}, assigning new papers"
-        make, done = stages.keep, "{kept} papers kept their topics, {added} new assigned"
+        make, done = topic_stages.keep, "{kept} papers kept their topics, {added} new assigned"
     else:
         size = plan.config.sample_size
         message = f"Fitting topics and the map on a sample of {size} papers (by venue and year)"
         make, done = (
-            stages.fit_sample,
+            topic_stages.fit_sample,
             "{kept} papers in the sample, {added} assigned to its topics",
         )
     with timer.stage("topics", message):

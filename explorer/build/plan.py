@@ -1,4 +1,4 @@
-"""The plan of a build: the inputs read, the build's mode, the embedder, and the run id.
+"""The plan of a build: the inputs (with `--add`'s), the build's mode, the embedder, the run id.
 
 Everything here is decided before any model loads. The run id hashes what decides a run's
 output: the schema, the code (`PIPELINE_VERSION` and the modelling packages' versions),
@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from explorer import artifacts
+from explorer.atomic_files import sha256_file
 from explorer.build.cluster import describe as describe_clusterer
 from explorer.build.config import BuildConfig
 from explorer.build.corpus import Corpus
@@ -27,6 +28,7 @@ from explorer.build.projection import approximate_method
 from explorer.build.sample import sample_params
 from explorer.build.sources import detect_format, expand_inputs, read_inputs
 from explorer.build.topics import TopicParams
+from explorer.manifest import SCHEMA_VERSION
 
 if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
     from explorer.build.keep import Base
@@ -54,7 +56,7 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #      instead of weighting by specificity
 #  11: labels: an abbreviation of a term with a hyphenated word is one term with it ("nmf")
 #  12: labels of a corpus above 100,000 papers read from a stratified sample of about that
-#      many (labels.LABEL_SAMPLE)
+#      many (labels.nodes.LABEL_SAMPLE)
 #  13: a sample fit's default smallest topic at least 0.04% of the sample; per-paper topic
 #      mixes scored in blocks of papers
 #  14: BERTopic's keywords and merge tree from each paper's words counted once (every term
@@ -140,6 +142,17 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
     )
 
 
+def with_latest_inputs(config: BuildConfig, cache_dir: Path) -> BuildConfig:
+    """`--add`: the inputs of the corpus's latest run, then those given that it lacks; the
+    config as it is without `--add`. Run after `validate`, before anything is read."""
+    if not config.add:
+        return config
+    previous = artifacts.open_run(cache_dir, config.name, verify=False)
+    known = [i.path for i in previous.manifest.inputs]
+    inputs = known + [p for p in config.inputs if p not in known]
+    return replace(config, inputs=tuple(inputs))
+
+
 def choose_mode(
     config: BuildConfig, n_papers: int, cache_dir: Path
 ) -> tuple[BuildMode, Base | None]:
@@ -205,7 +218,7 @@ def _input_records(inputs: tuple[str, ...]) -> list[dict[str, object]]:
             "path": str(path),
             "format": detect_format(path),
             "bytes": path.stat().st_size,
-            "sha256": artifacts.sha256_file(path),
+            "sha256": sha256_file(path),
         }
         for path in expand_inputs(inputs)
     ]
@@ -262,7 +275,7 @@ def run_key(recorded: dict, code: dict, inputs: list[dict[str, object]], papers:
     so the order in which files are named does not change the result.
     """
     key = {
-        "schema": artifacts.SCHEMA_VERSION,
+        "schema": SCHEMA_VERSION,
         "code": code,
         "config": recorded,
         "inputs": sorted(str(i["sha256"]) for i in inputs),

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.artifacts import atomic_save_array
+from explorer.atomic_files import atomic_save_array
+from explorer.build import settings
 from explorer.vectors import normalise_rows
 
 # Rows of the similarity matrix per step. Each step holds the block, its negation and
@@ -31,7 +32,7 @@ _BLOCK = 256
 # 16-20 s compiling NN-descent once per process, so they cross at ~35,000-48,000 papers;
 # 50,000 keeps those corpora's exact graphs and run ids for at most ~35 s more
 # (docs/scale.md "Nearest neighbours"), and a sample fit's 20,000 papers stay exact.
-EXACT_UP_TO = 50_000
+EXACT_UP_TO = settings.default("exact_neighbours_up_to")
 # NN-descent's settings; with the build's seed they decide the approximate graph, so a run
 # above EXACT_UP_TO records them in its id (`approximate_method`). One thread: with two the
 # graph is as reproducible but another one (and ~1.25x faster), so a machine's core count

@@ -21,9 +21,12 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from explorer import __version__, artifacts
+from explorer import __version__, artifacts, node_ids
+from explorer.atomic_files import atomic_write_text, file_inventory
 from explorer.build.plan import MODEL_PACKAGES, BuildMode, Plan, package_versions
 from explorer.errors import ArtifactError, BuildLockedError
+from explorer.manifest import SCHEMA_VERSION, Counts, KeptCounts, Manifest, SampleCounts
+from explorer.names import LATEST, MANIFEST
 
 if TYPE_CHECKING:  # the stages' result types, for readers
     from explorer.build.stages import Embedded, Summary, Topics
@@ -65,7 +68,7 @@ def reusable(
     cache_dir: Path, corpus: str, run_id: str, log: Callable[[str], None]
 ) -> artifacts.Run | None:
     """The complete, intact run of this id, or None; a damaged one is rebuilt, with a line."""
-    if not (cache_dir / corpus / run_id / artifacts.MANIFEST).is_file():
+    if not (cache_dir / corpus / run_id / MANIFEST).is_file():
         return None
     try:
         return artifacts.open_run(cache_dir, corpus, run_id)
@@ -76,7 +79,7 @@ def reusable(
 
 def point_latest(corpus_dir: Path, run_id: str) -> None:
     """Make `run_id` the corpus's latest run."""
-    artifacts.atomic_write_text(corpus_dir / artifacts.LATEST, run_id)
+    atomic_write_text(corpus_dir / LATEST, run_id)
 
 
 @contextlib.contextmanager
@@ -88,7 +91,7 @@ def new_run(corpus_dir: Path, run_id: str) -> Iterator[Path]:
     tmp.mkdir(parents=True)
     try:
         yield tmp
-        if not (tmp / artifacts.MANIFEST).is_file():  # the manifest is what makes a run
+        if not (tmp / MANIFEST).is_file():  # the manifest is what makes a run
             raise RuntimeError(f"run {run_id} was not published: its manifest was not written")
         final = corpus_dir / run_id
         if final.exists():  # an incomplete run of the same id (no manifest): replace it
@@ -107,7 +110,7 @@ def manifest(
     embedded: Embedded,
     timings: dict[str, float],
     directory: Path,
-) -> artifacts.Manifest:
+) -> Manifest:
     """The run's manifest, from the plan, the stages' results and the files in `directory`
     (written by the stages: the manifest comes last)."""
     messages = []
@@ -117,7 +120,7 @@ def manifest(
             "add papers or lower --min-topic-size."
         )
     record = {
-        "schema_version": artifacts.SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "pipeline_version": plan.code["pipeline_version"],
         "corpus": plan.config.name,
         "run_id": plan.run_id,
@@ -130,9 +133,9 @@ def manifest(
         "messages": messages,
         "timings": timings,
         "versions": _versions(),
-        "files": artifacts.file_inventory(directory),
+        "files": file_inventory(directory),
     }
-    made = artifacts.Manifest.from_json(record, "", directory / artifacts.MANIFEST)
+    made = Manifest.from_json(record, "", directory / MANIFEST)
     return replace(made, counts=_assigned_counts(plan, topics, made.counts))
 
 
@@ -140,7 +143,7 @@ def _counts(plan: Plan, topics: Topics, summary: Summary, embedded: Embedded) ->
     """What the build found, as the manifest's `counts` holds it."""
     papers: pd.DataFrame = summary.tables["papers"]
     n_papers = len(papers)
-    n_outliers = int((papers["topic_id"] == artifacts.OUTLIER_ID).sum())
+    n_outliers = int((papers["topic_id"] == node_ids.OUTLIER_ID).sum())
     return {
         "papers": n_papers,
         "skipped": len(plan.corpus.skipped),
@@ -160,13 +163,13 @@ def _counts(plan: Plan, topics: Topics, summary: Summary, embedded: Embedded) ->
     }
 
 
-def _assigned_counts(plan: Plan, topics: Topics, counts: artifacts.Counts) -> artifacts.Counts:
+def _assigned_counts(plan: Plan, topics: Topics, counts: Counts) -> Counts:
     """`counts` with the papers kept or fitted on a sample and those assigned to them."""
     if plan.mode is BuildMode.KEEP_TOPICS:
-        kept = artifacts.KeptCounts(run_id=plan.base.run_id, kept=topics.kept, added=topics.added)
+        kept = KeptCounts(run_id=plan.base.run_id, kept=topics.kept, added=topics.added)
         return replace(counts, kept_topics=kept)
     if plan.mode is BuildMode.SAMPLE:
-        sample = artifacts.SampleCounts(fitted=topics.kept, assigned=topics.added)
+        sample = SampleCounts(fitted=topics.kept, assigned=topics.added)
         return replace(counts, sample=sample)
     return counts
 
@@ -176,10 +179,10 @@ def level_counts(papers: pd.DataFrame, nodes: pd.DataFrame) -> dict[str, object]
     (a leaf: a subtopic, or a topic without subtopics; outliers are no leaf)."""
     from explorer.build.coherence import level_quality
 
-    real = papers["topic_id"] != artifacts.OUTLIER_ID
-    sizes = artifacts.leaf_ids(papers)[real].value_counts()
+    real = papers["topic_id"] != node_ids.OUTLIER_ID
+    sizes = node_ids.leaf_ids(papers)[real].value_counts()
     count = nodes["level"].value_counts()
-    has_areas = artifacts.has_area_level(nodes)
+    has_areas = node_ids.has_area_level(nodes)
     shown = ("area", "topic", "subtopic") if has_areas else ("topic", "subtopic")
     return {
         "areas": int(count.get("area", 0)) if has_areas else 0,

@@ -19,11 +19,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from explorer.build import settings
 from explorer.build.corpus import Paper
 from explorer.build.topics import TopicParams, default_params
 
-SAMPLE_ABOVE = 50_000
-SAMPLE_SIZE = 20_000
+SAMPLE_ABOVE = settings.default("sample_above")
+SAMPLE_SIZE = settings.default("sample_size")
 # A sample fit's default smallest topic is at least this share of the sample (8 of 20,000
 # papers, what a 100,000-paper corpus's grain scales to). The corpus's own grain (at most 40
 # papers) scaled to 20,000 of a million is 0.8, which HDBSCAN's least clamped to 2, where its

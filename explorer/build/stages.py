@@ -1,35 +1,38 @@
-"""The build's stages after planning, each a function of the plan and earlier results.
+"""The build's stages after planning, each a function of the plan and earlier results,
+and the typed results they hand on.
 
 `pipeline.build` runs them in order under its stage timer; every result is a value the
-next stage takes, so no stage reaches back into an earlier one. The topic stage differs
-by the plan's mode (plan.BuildMode: `fit`, then `project`; `keep`; or `fit_sample`) and
-always ends in one `Topics`. This module imports plan.py, never pipeline.py.
+next stage takes, so no stage reaches back into an earlier one. `embed` and `neighbours`
+come first; then the topic stage of the plan's mode (topic_stages.py), which always ends
+in one `Topics`; then `summarise`, `write` and `export_encoder`. This module imports
+plan.py, never pipeline.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from explorer import artifacts
-from explorer.build import summaries as S
-from explorer.build.config import BuildConfig
-from explorer.build.consensus import Stability, topic_stability
-from explorer.build.keep import Kept
-from explorer.build.levels import Levels
-from explorer.build.plan import Plan
-from explorer.build.projection import KnnGraph
-from explorer.build.topics import Partition, TopicFit, TopicParams
+from explorer import artifacts, node_ids
+from explorer.build import summaries
 from explorer.vectors import unit_float16
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from scipy.sparse import csr_matrix
+
     from explorer.build.coherence import WordCounts
+    from explorer.build.consensus import Stability
     from explorer.build.counts import PaperTerms
+    from explorer.build.levels import Levels
+    from explorer.build.plan import Plan
+    from explorer.build.projection import KnnGraph
+    from explorer.build.topics import TopicFit, TopicParams
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class Summary:
 
     tables: dict[str, pd.DataFrame]  # artifacts.TABLES, by name
     topic_similarity: np.ndarray
-    doc_terms: object  # scipy.sparse.csr_matrix, papers x vocabulary
+    doc_terms: csr_matrix  # papers x vocabulary
     n_topics: int
     stability: dict | None = None  # fits, their mean ARI, median topic stability
 
@@ -101,148 +104,7 @@ def graph_k(params: TopicParams) -> int:
     """Neighbours per paper in the shared graph: twice UMAP's, the candidates each
     consensus fit picks its jittered neighbours from (consensus.jittered_graph), and at
     least the similar-papers list's."""
-    return max(2 * params.n_neighbors, S.N_SIMILAR + 1)
-
-
-def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Topics:
-    """The consensus partition (topics.partition), each topic's stability over its fits,
-    and BERTopic's keyword representation; the map is projected by `project`."""
-    from explorer.build.topics import partition
-
-    part = partition(
-        embedded.vectors, graph, plan.params, plan.cache_dir, plan.config.clusterer,
-        progress=plan.progress,
-    )  # fmt: skip
-    fitted = _represent(plan, docs, embedded, part)
-    empty = np.zeros((0, 2), dtype=np.float32)
-    return Topics(fitted, empty, stability=topic_stability(part.fits, fitted.labels))
-
-
-def keep(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
-    """The latest run's topics with the new papers assigned (`--keep-topics`), and their
-    keyword representation; ids as BERTopic numbers them."""
-    from explorer.build.keep import keep_topics, renumbered
-
-    assert plan.base is not None
-    ids = [p.paper_id for p in plan.corpus.papers]
-    kept = keep_topics(plan.base, ids, embedded.vectors, engine=plan.config.engine)
-    clustered = int((kept.labels != artifacts.OUTLIER).sum())
-    fitted = _represent(
-        plan, docs, embedded, _given(docs, plan, kept.labels, clustered, plan.base.threshold)
-    )
-    return _assigned(fitted, renumbered(kept, fitted.labels))
-
-
-@dataclass(frozen=True)
-class SampleFit:
-    """A sample's own fit, before the other papers are assigned: its graph, topics, levels."""
-
-    graph: KnnGraph
-    partition: Partition
-    levels: Levels
-
-
-def fit_rows(
-    vectors: np.ndarray,
-    params: TopicParams,
-    cache_dir: Path,
-    config: BuildConfig,
-    *,
-    progress: bool = False,
-) -> SampleFit:
-    """Graph, partition and levels of `vectors` alone, as a build fits its sample: the one
-    home of that sequence, which bench/sample_fit.py also fits its full fits and samples by.
-    `config` is the BuildConfig (its clusterer and neighbour threshold)."""
-    from explorer.build.levels import build_levels
-    from explorer.build.projection import knn_graph
-    from explorer.build.topics import partition
-
-    graph = knn_graph(
-        vectors, graph_k(params), exact_up_to=config.exact_neighbours_up_to, seed=params.seed
-    )
-    part = partition(vectors, graph, params, cache_dir, config.clusterer, progress=progress)
-    levels = build_levels(
-        vectors, part.labels, min_topic_size=params.min_topic_size, seed=params.seed,
-        cache_root=cache_dir, clusterer=config.clusterer,
-    )  # fmt: skip
-    return SampleFit(graph, part, levels)
-
-
-def fit_sample(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
-    """Topics, levels and map fitted on a stratified sample (explorer/build/sample.py), every
-    other paper assigned to them as `--keep-topics` assigns new papers; ids by size."""
-    from explorer.build.keep import Base, keep_topics, renumbered
-    from explorer.build.projection import project_2d
-    from explorer.build.sample import stratified_sample
-
-    params = plan.params
-    rows = stratified_sample(plan.corpus.papers, plan.config.sample_size, params.seed)
-    vectors = embedded.vectors[rows]
-    sample = fit_rows(vectors, params, plan.cache_dir, plan.config, progress=plan.progress)
-    part, levels = sample.partition, sample.levels
-    coords = project_2d(
-        vectors, sample.graph, n_neighbors=params.n_neighbors, seed=params.seed,
-        cache_root=plan.cache_dir,
-    )  # fmt: skip
-    ids = [p.paper_id for p in plan.corpus.papers]
-    fitted_papers = pd.DataFrame(
-        {
-            "paper_id": np.asarray(ids, dtype=object)[rows],
-            "topic_id": part.labels,
-            "subtopic_id": levels.subtopic,
-            "x": coords[:, 0],
-            "y": coords[:, 1],
-        }
-    )
-    base = Base(
-        run_id="sample", papers=fitted_papers, params=params.as_dict(),
-        embedding_model=plan.embedder.model_name, threshold=part.threshold,
-        area_of_topic=levels.area_of_topic, unsplit=levels.unsplit,
-    )  # fmt: skip
-    kept = keep_topics(base, ids, embedded.vectors, engine=plan.config.engine)
-    # The manifest's clustered share is the sample's (HDBSCAN saw only the sample).
-    clustered = round(part.clustered * len(docs) / len(rows))
-    fitted = _represent(
-        plan, docs, embedded, _given(docs, plan, kept.labels, clustered, part.threshold)
-    )
-    held = topic_stability(part.fits, fitted.labels[rows])  # the sample's fits, its papers
-    return _assigned(fitted, renumbered(kept, fitted.labels), held)
-
-
-def _assigned(fit: TopicFit, kept: Kept, stability: Stability | None = None) -> Topics:
-    """Topics no fit over every paper made, with the levels and map they came with."""
-    return Topics(
-        fit, kept.coords, levels=kept.levels, stability=stability, kept=kept.kept,
-        added=kept.added,
-    )  # fmt: skip
-
-
-def _given(docs: list[str], plan: Plan, labels: np.ndarray, clustered: int, threshold: float):
-    """A partition made without a fit over these papers (kept or a sample's): BERTopic is
-    handed the finished labels; the reduction it would cluster is unused."""
-    from explorer.build.topics import Partition
-
-    unused = np.zeros((len(docs), plan.params.n_components), dtype=np.float32)
-    return Partition(unused, labels, clustered, threshold)
-
-
-def _represent(plan: Plan, docs: list[str], embedded: Embedded, part) -> TopicFit:
-    """BERTopic's keywords for a finished partition (topics.represent)."""
-    from explorer.build.topics import represent
-
-    return represent(docs, embedded.vectors, part, plan.params, embedder=plan.embedder)
-
-
-def project(
-    plan: Plan, embedded: Embedded, graph: KnnGraph, topics: np.ndarray | None = None
-) -> np.ndarray:
-    """The map (projection.project_2d); `topics` held together on a short list's map."""
-    from explorer.build.projection import project_2d
-
-    return project_2d(
-        embedded.vectors, graph, n_neighbors=plan.params.n_neighbors, seed=plan.params.seed,
-        cache_root=plan.cache_dir, topics=topics,
-    )  # fmt: skip
+    return max(2 * params.n_neighbors, summaries.N_SIMILAR + 1)
 
 
 def summarise(
@@ -255,19 +117,20 @@ def summarise(
     papers = pd.DataFrame([asdict(p) for p in plan.corpus.papers])
     papers["year"] = papers["year"].astype("Int64")
     ids = papers["paper_id"].tolist()
-    topic_ids = np.array(sorted(t for t in set(labels.tolist()) if t != artifacts.OUTLIER))
-    centroids = S.topic_centroids(vectors, labels, topic_ids)
-    doc_topics, assigned = S.doc_topic_distribution(vectors, labels, centroids, topic_ids)
+    topic_ids = np.array(sorted(t for t in set(labels.tolist()) if t != node_ids.OUTLIER))
+    centroids = summaries.topic_centroids(vectors, labels, topic_ids)
+    doc_topics, assigned = summaries.doc_topic_distribution(vectors, labels, centroids, topic_ids)
     doc_topics.insert(0, "paper_id", np.asarray(ids, dtype=object)[doc_topics.pop("doc")])
-    hierarchy = S.hierarchy_table(fit.model, len(docs), len(topic_ids), progress=plan.progress)
+    n_topics = len(topic_ids)
+    hierarchy = summaries.hierarchy_table(fit.model, len(docs), n_topics, progress=plan.progress)
     similarity = (centroids @ centroids.T).astype(np.float32)
-    table = S.topic_table(
+    table = summaries.topic_table(
         fit,
         topic_ids=topic_ids,
         coords=coords,
-        parents=S.direct_parents(hierarchy),
-        representatives=S.representative_papers(vectors, labels, centroids, topic_ids, ids),
-        positions=S.classical_mds(similarity),
+        parents=summaries.direct_parents(hierarchy),
+        representatives=summaries.representative_papers(vectors, labels, centroids, topic_ids, ids),
+        positions=summaries.classical_mds(similarity),
     )
     nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords, topics.levels)
     table = _with_phrase_labels(table, nodes)
@@ -284,44 +147,41 @@ def summarise(
     matrix, vocabulary, vocab, nodes, counts = _terms_and_coherence(
         fit.terms, labels, levels, nodes
     )
-    hierarchy = S.label_merges(hierarchy, *counts)
-    coherence = dict(zip(nodes["node_id"], nodes["coherence"], strict=True))
-    table["coherence"] = [coherence.get(str(t), np.nan) for t in table["topic_id"]]
+    hierarchy = summaries.label_merges(hierarchy, *counts)
+    coherence_of = dict(zip(nodes["node_id"], nodes["coherence"], strict=True))
+    table["coherence"] = [coherence_of.get(str(t), np.nan) for t in table["topic_id"]]
     tables = {
         "papers": _string_ids(papers),
         "topics": _string_ids(table),
         "doc_topics": _string_ids(doc_topics),
-        "neighbors": S.similar_papers(graph, ids),
+        "neighbors": summaries.similar_papers(graph, ids),
         "hierarchy": hierarchy,
-        "keywords": S.keyword_stats(matrix, vocabulary, papers),
+        "keywords": summaries.keyword_stats(matrix, vocabulary, papers),
         "vocab": vocab,
         "nodes": nodes,
     }
     return Summary(
-        tables=tables,
-        topic_similarity=similarity,
-        doc_terms=matrix,
-        n_topics=len(topic_ids),
+        tables=tables, topic_similarity=similarity, doc_terms=matrix, n_topics=n_topics,
         stability=_stability_counts(topics.stability),
-    )
+    )  # fmt: skip
 
 
 def _terms_and_coherence(
     terms: PaperTerms, labels: np.ndarray, levels: Levels, nodes: pd.DataFrame
-) -> tuple[object, np.ndarray, pd.DataFrame, pd.DataFrame, tuple[WordCounts, list, np.ndarray]]:
+) -> tuple[csr_matrix, np.ndarray, pd.DataFrame, pd.DataFrame, tuple[WordCounts, list, np.ndarray]]:
     """Which papers use which of the most widespread terms (from the topic fit's counts),
     the vocabulary, its table, the nodes with their top words and NPMI coherence, and what
     `summaries.label_merges` names the merge tree's parents from (the nodes' word counts)."""
-    from explorer.build import coherence as C
+    from explorer.build import coherence
 
     widest = terms.widest()
     matrix, vocabulary = widest.presence(), widest.vocabulary
-    vocab = S.vocabulary_table(matrix, vocabulary)
-    members, _ = S.node_members(labels, levels)
-    counts = C.word_counts(matrix, vocabulary, members)
-    weights = C.single_word_weights(vocabulary, vocab["specificity"].to_numpy())
-    best = dict(zip(members, C.ranked_words(counts, weights=weights), strict=True))
-    nodes = C.with_coherence(nodes, matrix, vocabulary, best)
+    vocab = summaries.vocabulary_table(matrix, vocabulary)
+    members, _ = summaries.node_members(labels, levels)
+    counts = coherence.word_counts(matrix, vocabulary, members)
+    weights = coherence.single_word_weights(vocabulary, vocab["specificity"].to_numpy())
+    best = dict(zip(members, coherence.ranked_words(counts, weights=weights), strict=True))
+    nodes = coherence.with_coherence(nodes, matrix, vocabulary, best)
     return matrix, vocabulary, vocab, nodes, (counts, list(members), weights)
 
 
@@ -347,7 +207,7 @@ def _levels_and_labels(
 ) -> tuple[pd.DataFrame, Levels]:
     """Areas and subtopics around the fitted topics (cut here unless given), each node with
     its phrase labels."""
-    from explorer.build.labels import label_nodes
+    from explorer.build.labels.nodes import label_nodes
     from explorer.build.levels import build_levels
 
     if levels is None:
@@ -359,21 +219,21 @@ def _levels_and_labels(
             cache_root=plan.cache_dir,
             clusterer=plan.config.clusterer,
         )
-    members, parent_of = S.node_members(labels, levels)
+    members, parent_of = summaries.node_members(labels, levels)
     phrase = label_nodes(papers["abstract"].tolist(), members, parent_of, seed=plan.params.seed)
-    return S.node_table(members, parent_of, phrase, levels, coords), levels
+    return summaries.node_table(members, parent_of, phrase, levels, coords), levels
 
 
 def _with_phrase_labels(topics: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
     """The topic table with phrase labels (short and long) and each topic's area."""
     by_id = nodes.set_index("node_id")
-    real = topics["topic_id"] != artifacts.OUTLIER
+    real = topics["topic_id"] != node_ids.OUTLIER
     keys = topics["topic_id"].astype(str)
     topics = topics.copy()
     topics.loc[real, "label"] = by_id.loc[keys[real], "label"].to_numpy()
     topics["long_label"] = topics["label"]
     topics.loc[real, "long_label"] = by_id.loc[keys[real], "long_label"].to_numpy()
-    topics["area_id"] = artifacts.OUTLIER_ID
+    topics["area_id"] = node_ids.OUTLIER_ID
     topics.loc[real, "area_id"] = by_id.loc[keys[real], "parent_id"].to_numpy()
     return topics
 
@@ -391,7 +251,7 @@ def _add_paths(
     its topic has no subtopics)."""
     area = dict(zip(nodes["node_id"], nodes["parent_id"], strict=True))
     papers["area_id"] = [
-        area[str(t)] if t != artifacts.OUTLIER else artifacts.OUTLIER_ID for t in labels
+        area[str(t)] if t != node_ids.OUTLIER else node_ids.OUTLIER_ID for t in labels
     ]
     papers["subtopic_id"] = levels.subtopic.astype(str)
 

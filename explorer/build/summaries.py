@@ -12,12 +12,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from explorer import artifacts
-from explorer.artifacts import OUTLIER_LABEL, id_order
+from explorer import node_ids
 from explorer.build.coherence import WordCounts, ranked_words
 from explorer.build.levels import Levels
 from explorer.build.projection import KnnGraph
 from explorer.build.topics import OUTLIER, TopicFit
+from explorer.node_ids import OUTLIER_LABEL, id_order
 from explorer.vectors import centroids as unit_centroids
 from explorer.vectors import normalise_rows
 
@@ -246,14 +246,14 @@ def node_members(
         members[str(topic)], parent_of[str(topic)] = np.flatnonzero(labels == topic), area
     for sub in sorted(set(levels.subtopic.tolist()) - {""}, key=id_order):
         members[sub] = np.flatnonzero(levels.subtopic == sub)
-        parent_of[sub] = artifacts.parent_of(sub)
+        parent_of[sub] = node_ids.parent_of(sub)
     return members, parent_of
 
 
 def node_table(
     members: dict[str, np.ndarray],
     parent_of: dict[str, str | None],
-    labels: dict,  # node id -> explorer.build.labels.NodeLabel
+    labels: dict,  # node id -> explorer.build.labels.selection.NodeLabel
     levels: Levels,
     coords: np.ndarray,
 ) -> pd.DataFrame:
@@ -261,7 +261,7 @@ def node_table(
     n = len(coords)
     rows = []
     for node, rows_of in members.items():
-        level = artifacts.level_of(node)
+        level = node_ids.level_of(node)
         note = levels.unsplit.get(int(node), "") if level == "topic" else ""
         rows.append(
             {
@@ -289,7 +289,7 @@ def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
     term's inflections, so a list of top keywords shows "algorithms" or "algorithm", not
     both."""
     from explorer.build.background import specificities, typical_shares
-    from explorer.build.terms import term_form
+    from explorer.build.labels.terms import term_form
 
     terms = [str(t) for t in vocabulary]
     specific = specificities(terms)

@@ -15,20 +15,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.artifacts import OUTLIER
+from explorer.build import consensus, settings
 from explorer.build.cluster import Clusterer, for_topics
 from explorer.build.consensus import renumber_by_size
 from explorer.build.embed import Embedder, embed_texts
 from explorer.build.projection import KnnGraph, UmapParams
 from explorer.errors import InputError
+from explorer.node_ids import OUTLIER
 from explorer.vectors import centroids as unit_centroids
 from explorer.vectors import normalise_rows
 
 if TYPE_CHECKING:
+    from bertopic import BERTopic
+
     from explorer.build.counts import PaperTerms
 
-MIN_DOCUMENTS = 10
-DEFAULT_SEED = 42
+MIN_DOCUMENTS = settings.MIN_DOCUMENTS
+DEFAULT_SEED = settings.default("seed")
 # Below this many papers the consensus of UMAP + HDBSCAN fits left a topic over 30% of the
 # papers or over 10% outliers in 10 of 15 lists (ICML samples of 40-120 papers and the seed
 # corpus), from 150 on in none of 12 (docs/consensus.md, "Short lists"): `short_list`.
@@ -156,8 +159,6 @@ def partition(
     is grouped by `short_list` instead, unless the build was given its own clusterer.
     `graph` holds at least 2 x n_neighbors candidates per paper. `clusterer`: the build's
     own (explorer/build/cluster.py), else HDBSCAN."""
-    from explorer.build import consensus as C
-
     if is_short_list(len(embeddings), clusterer):
         return short_list(embeddings, params)
     chosen = for_topics(params, clusterer)
@@ -169,11 +170,13 @@ def partition(
         return assign_outliers(embeddings, found, params.outlier_quantile)[0]
 
     umap = UmapParams(params.n_components, params.n_neighbors, min_dist=0.0, seed=params.seed)
-    fits, reduced = C.seeded_fits(
+    fits, reduced = consensus.seeded_fits(
         embeddings, graph.indices, umap=umap, label=label, cache_root=cache_root,
         progress=progress,
     )  # fmt: skip
-    agreed = C.consensus(fits, graph.indices[:, : params.n_neighbors], params.min_topic_size)
+    agreed = consensus.consensus(
+        fits, graph.indices[:, : params.n_neighbors], params.min_topic_size
+    )
     return _finished(embeddings, renumber_by_size(agreed), params, reduced, fits)
 
 
@@ -203,8 +206,6 @@ def short_list(embeddings: np.ndarray, params: TopicParams) -> Partition:
     of the vectors."""
     from scipy.cluster.hierarchy import fcluster, linkage
 
-    from explorer.build import consensus as C
-
     unit = normalise_rows(np.asarray(embeddings, dtype=np.float64))
     tree = linkage(unit, method="ward")
     k = short_cut(tree, len(unit), params.min_topic_size)
@@ -212,7 +213,10 @@ def short_list(embeddings: np.ndarray, params: TopicParams) -> Partition:
     def ward(vectors: np.ndarray) -> np.ndarray:
         return renumber_by_size(fcluster(linkage(vectors, method="ward"), k, "maxclust"))
 
-    fits = [ward(C.jittered(unit, C.fit_seed(params.seed, i))) for i in range(C.FITS)]
+    fits = [
+        ward(consensus.jittered(unit, consensus.fit_seed(params.seed, i)))
+        for i in range(consensus.FITS)
+    ]
     groups = fcluster(tree, k, "maxclust")
     small = np.bincount(groups)[groups] < params.min_topic_size
     labels = renumber_by_size(np.where(small, OUTLIER, groups))
@@ -249,7 +253,7 @@ def short_cut(tree: np.ndarray, n: int, min_size: int) -> int:
 class TopicFit:
     """A fitted model and what the later stages read from it."""
 
-    model: object  # bertopic.BERTopic
+    model: BERTopic
     labels: np.ndarray
     clustered: int  # documents HDBSCAN placed in a topic before outlier assignment
     outlier_threshold: float  # cosine similarity a noise abstract needed to join a topic
@@ -276,7 +280,7 @@ def represent(
     from bertopic.vectorizers import ClassTfidfTransformer
 
     from explorer.build.counts import PaperCounts, count_terms, paper_embedder, paper_keys
-    from explorer.build.phrases import keyword_terms
+    from explorer.build.labels.phrases import keyword_terms
 
     terms = count_terms(docs, min_df=params.min_df)
     model = BERTopic(

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID, RunConfig, id_order
+from explorer.manifest import RunConfig
+from explorer.node_ids import OUTLIER_ID, id_order
 from explorer.vectors import coded_centroids
 
 # Present in a year: at least 0.5% of that year's papers (one paper in 200). Below it a

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.artifacts import OUTLIER_ID, id_order, subtopic_index
+from explorer.node_ids import OUTLIER_ID, id_order, subtopic_index
 
 OUTLIER_COLOR = "#b8b8b8"
 HIDDEN_COLOR = "#dedede"  # nodes a curator hid: lighter than outliers, still on the map
@@ -73,29 +73,6 @@ class Label:
     y: float
     text: str
     level: str
-
-
-def place_labels(
-    candidates: list[Label],
-    x_range: tuple[float, float],
-    y_range: tuple[float, float],
-    *,
-    width: int = ASSUMED_WIDTH,
-    height: int = ASSUMED_HEIGHT,
-) -> list[Label]:
-    """The candidates (in priority order) that fit without overlapping any placed label.
-
-    Each is tried at its point (moved inside the plot if it would cross an edge), then just
-    above, below, left and right of it, then diagonally; a label that fits nowhere is left
-    out.
-    """
-    if x_range[1] <= x_range[0] or y_range[1] <= y_range[0]:
-        return []  # nothing to place labels in
-    boxes = candidate_boxes(candidates, x_range, y_range, width=width, height=height)
-    return [
-        moved(candidates[i], box, x_range, y_range, width=width, height=height)
-        for i, box in place_boxes(boxes, width=width, height=height)
-    ]
 
 
 def moved(
@@ -183,20 +160,3 @@ def place_boxes(
             placed[len(out)] = box
             out.append((i, box))
     return out
-
-
-def label_box(
-    label: Label,
-    x_range: tuple[float, float],
-    y_range: tuple[float, float],
-    *,
-    width: int,
-    height: int,
-) -> tuple[float, float, float, float]:
-    """(left, top, right, bottom) in pixels of a label centred on its point."""
-    px = (label.x - x_range[0]) / (x_range[1] - x_range[0]) * width
-    py = (y_range[1] - label.y) / (y_range[1] - y_range[0]) * height
-    font = FONT[label.level]
-    half_w = len(label.text) * font * CHAR_WIDTH / 2 + PAD
-    half_h = font * LINE_HEIGHT / 2 + PAD
-    return (px - half_w, py - half_h, px + half_w, py + half_h)

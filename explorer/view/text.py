@@ -24,7 +24,6 @@ from __future__ import annotations
 import html
 import re
 import string
-from collections.abc import Iterable
 
 import pandas as pd
 
@@ -126,11 +125,6 @@ def md_format(template: str, /, *args: object, **values: object) -> str:
     ``st.subheader(md_format("Topic {id}: {label}", id=3, label=row.label))``
     """
     return _FORMATTER.format(template, *args, **values)
-
-
-def md_join(values: Iterable[object], separator: str = ", ") -> str:
-    """Several untrusted values as one escaped Markdown string."""
-    return md(separator.join(str(v) for v in values))
 
 
 def plot(value: object) -> str:

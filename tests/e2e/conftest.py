@@ -136,7 +136,7 @@ def no_exception(page) -> None:
 
 def haproxy_or_skip() -> str:
     """haproxy's path; a skip with the reason outside CI, a failure in CI."""
-    from explorer.serve import find_haproxy
+    from explorer.hosting.haproxy import find_haproxy
 
     found = find_haproxy()
     if found is None:
@@ -220,9 +220,9 @@ def run_async(coro, timeout: float = 300):
 
 @contextlib.asynccontextmanager
 async def proxied_visit(url: str, corpus: str, cookies: dict[str, str] | None = None):
-    """A browser's visit through the proxy, with its own cookie jar (bench.load.visit).
-    Yields (jar, worker that answered the websocket, a bench.load StreamlitClient)."""
-    from bench.load import visit
+    """A browser's visit through the proxy, with its own cookie jar (bench.load_ws.visit).
+    Yields (jar, worker that answered the websocket, a bench.load_ws StreamlitClient)."""
+    from bench.load_ws import visit
 
     async with visit(url, corpus, cookies) as (jar, ws, client):
         yield jar, ws.response.headers.get("X-Explorer-Worker"), client
@@ -239,7 +239,7 @@ async def load_and_filter(client) -> None:
     """The page's first run, then a search that changes the paper count."""
     import asyncio
 
-    from bench.load import SEARCH_LABEL
+    from bench.load_sessions import SEARCH_LABEL
 
     first = await asyncio.wait_for(client.rerun({}), 120)
     check_rerun(first)

@@ -73,7 +73,7 @@ def test_a_bar_on_the_overview_opens_its_topic_at_that_level(server, seed_run, p
     to widgets): clicking a bar once raised "Cannot directly set query parameter". At the
     finest level the run has (subtopics where a topic was split), the Topics page opens at
     that level."""
-    from explorer.view.store import available_levels
+    from explorer.view.store.nodes import available_levels
 
     level = available_levels(seed_run.table("nodes"))[-1] if finest else None
     page.goto(f"{server}/" + (f"?level={level}" if level else ""))
@@ -183,7 +183,7 @@ def _first_match(page) -> str:
 def test_csv_download_has_the_filtered_rows(server, seed_run, page, tmp_path):
     import csv
 
-    from explorer.view.store import EXPORT_COLUMNS
+    from explorer.view.store.papers import EXPORT_COLUMNS
 
     page.goto(f"{server}/papers?q=neural")
     wait_for_app(page)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from explorer.view import charts
+from explorer.view.charts import maps
 from tests.e2e.conftest import ARTIFACTS, page_served, wait_for_app
 from tests.synthetic import write_synthetic_run
 
@@ -67,11 +67,11 @@ def test_the_density_layer_is_small_whatever_the_papers():
 
     rng = np.random.default_rng(0)
     papers = pd.DataFrame({"x": rng.normal(size=200_000), "y": rng.normal(size=200_000)})
-    fig = charts.density_map(papers, charts.MapOptions(extent=((-5, 5), (-5, 5))))
+    fig = maps.density_map(papers, maps.MapOptions(extent=((-5, 5), (-5, 5))))
     heat, bins = fig.data
-    assert np.asarray(heat.z).shape == (charts.DENSITY_BINS, charts.DENSITY_BINS)
+    assert np.asarray(heat.z).shape == (maps.DENSITY_BINS, maps.DENSITY_BINS)
     assert np.nansum(np.asarray(heat.customdata)) == len(papers)  # every paper in a bin
-    assert 0 < len(bins.x) <= charts.DENSITY_BINS**2 and bins.marker.opacity == 0
+    assert 0 < len(bins.x) <= maps.DENSITY_BINS**2 and bins.marker.opacity == 0
 
 
 def test_the_density_puts_papers_in_their_bin_and_the_selectable_centre_there():
@@ -80,8 +80,8 @@ def test_the_density_puts_papers_in_their_bin_and_the_selectable_centre_there():
 
     # Every paper at x = 7.5, y = 2.5 on a 10 x 10 extent: an off-diagonal bin.
     papers = pd.DataFrame({"x": [7.5] * 5, "y": [2.5] * 5})
-    heat, bins = charts.density_map(papers, charts.MapOptions(extent=((0, 10), (0, 10)))).data
-    step = 10 / charts.DENSITY_BINS
+    heat, bins = maps.density_map(papers, maps.MapOptions(extent=((0, 10), (0, 10)))).data
+    step = 10 / maps.DENSITY_BINS
     col, row = int(7.5 / step), int(2.5 / step)
     counts = np.asarray(heat.customdata)  # rows are y, columns x, as plotly draws z
     assert counts[row, col] == 5 and np.nansum(counts) == 5

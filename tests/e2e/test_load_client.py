@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bench.load import SEARCH_LABEL, Rerun, StreamlitClient, _check
+from bench.load_sessions import SEARCH_LABEL
+from bench.load_ws import Rerun, StreamlitClient, _check
 from tests.e2e.conftest import start_server
 
 pytestmark = pytest.mark.e2e

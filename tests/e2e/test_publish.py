@@ -161,7 +161,7 @@ def test_pip_install_dot_is_the_viewer_and_build_extra_the_pipeline():
         "tokenizers",
     }
     assert {"bertopic", "sentence-transformers", "umap-learn", "hdbscan", "torch", "onnx"} <= build
-    from explorer.publish import VIEWER_PACKAGES
+    from explorer.hosting.publish_texts import VIEWER_PACKAGES
 
     assert set(VIEWER_PACKAGES) == base  # a published folder installs what `pip install .` does
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load import SEARCH_LABEL
+from bench.load_sessions import SEARCH_LABEL
 from tests.conftest import ROOT
 from tests.e2e.conftest import (
     _free_port,

@@ -1,4 +1,4 @@
-"""Curation's limits (explorer/curation_log.py), met by an editor or by a history on disk.
+"""Curation's limits (explorer/curation/limits.py), met by an editor or by a history on disk.
 
 Each test is an attack or an accident: an editor flooding changes (the per-session rate
 limit, then the history's cap, which tells the host to compact), labels that would hide or
@@ -18,7 +18,8 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import artifacts, curation
+from explorer import artifacts, curation, node_ids
+from explorer.curation import limits
 from explorer.errors import InputError
 from explorer.view.ui import editing
 from tests.conftest import EDIT_KEY, ROOT, shown
@@ -76,8 +77,8 @@ def visit(cache, monkeypatch):
 
 
 def topics(run) -> list[str]:
-    ids = set(run.table("papers")["topic_id"]) - {artifacts.OUTLIER_ID}
-    return sorted(ids, key=artifacts.id_order)
+    ids = set(run.table("papers")["topic_id"]) - {node_ids.OUTLIER_ID}
+    return sorted(ids, key=node_ids.id_order)
 
 
 def explorer(cache, *args: str | bytes) -> subprocess.CompletedProcess:
@@ -96,7 +97,7 @@ def errors(at: AppTest) -> str:
 
 def test_a_flood_meets_the_rate_limit_and_the_history_cap(visit, cache, monkeypatch, clickable):
     monkeypatch.setattr(editing, "WRITES_PER_MINUTE", 5)
-    monkeypatch.setattr(curation.curation_log, "MAX_CHANGES", 3)
+    monkeypatch.setattr(limits, "MAX_CHANGES", 3)
     at = visit("curate", edit_key=EDIT_KEY)
     box = next(b for b in at.selectbox if str(b.key).startswith("cur_rename_node@"))
     node = box.options[0].split(":")[0]

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from explorer import serve
+from explorer.hosting import settings
 from tests.conftest import ROOT
 from tests.e2e.conftest import _free_port, haproxy_or_skip, kill_tree, start_serve
 
@@ -103,7 +103,7 @@ def test_one_client_flooding_connections_cannot_lock_out_another(served):
         started = time.monotonic()
         assert " 200 " in ask(port, VISITOR, page(port)).split("\r\n")[0]
         assert time.monotonic() - started < 5
-        assert still_open(held) <= serve.CLIENT_CONNS
+        assert still_open(held) <= settings.CLIENT_CONNS
 
 
 def test_slow_headers_are_cut_off(served):
@@ -114,7 +114,7 @@ def test_slow_headers_are_cut_off(served):
         while sock.recv(4096):
             pass  # a 408, then the close
         waited = time.monotonic() - started
-    assert waited < int(serve.HEADER_TIMEOUT.rstrip("s")) + 3
+    assert waited < int(settings.HEADER_TIMEOUT.rstrip("s")) + 3
 
 
 def test_a_foreign_origin_is_refused_before_any_worker_sees_it(served):
@@ -137,7 +137,7 @@ def test_the_health_endpoint_answers_while_visitors_fill_their_limit(served):
     assert found, "serve printed no health endpoint"
     health_port, path = int(found.group(1)), found.group(2)
     sources = [f"127.0.1.{i}" for i in range(1, 91)]  # 90 x 46: past 4,000, and past 4,096
-    with flood(port, sources, serve.CLIENT_CONNS - 4):
+    with flood(port, sources, settings.CLIENT_CONNS - 4):
         assert ask(port, VISITOR, page(port), timeout=2) == ""  # the visitors' limit is full
         request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
         assert ask(health_port, VISITOR, request).startswith("HTTP/1.1 200")

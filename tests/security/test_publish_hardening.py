@@ -29,7 +29,7 @@ import tomllib
 
 from explorer import artifacts, cli, curation
 from explorer.errors import ExplorerError
-from explorer.publish import publish
+from explorer.hosting.publish import publish
 from tests.conftest import ROOT, SEED_DIR, topic_ids
 from tests.e2e.conftest import no_exception, start_server, stop_server, wait_for_app
 

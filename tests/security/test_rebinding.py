@@ -144,7 +144,7 @@ def get_or_zero(port: int) -> int:
 
 @pytest.mark.parametrize("name", ["localhost", "127.0.0.1", "::1", "explorer.example.org"])
 def test_expected_names_are_the_loopback_ones_and_the_configured(name, tmp_path):
-    from explorer.serve import ServeConfig
+    from explorer.hosting.options import ServeConfig
 
     config = ServeConfig(tmp_path, tmp_path, 1, allowed_hosts=("Explorer.Example.org",))
     assert name in config.hosts() and ATTACKER not in config.hosts()
@@ -158,7 +158,7 @@ PUBLISHED_NAME = "explorer.example.org"
 @pytest.fixture
 def published(seed_cache, tmp_path):
     """The seed corpus published for visitors who use PUBLISHED_NAME."""
-    from explorer.publish import publish
+    from explorer.hosting.publish import publish
 
     return publish(seed_cache, "seed", tmp_path / "site", allowed_hosts=(PUBLISHED_NAME,))
 

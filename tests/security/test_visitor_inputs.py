@@ -56,7 +56,7 @@ def test_a_50000_vertex_lasso_over_a_million_points_is_cheap():
     code = textwrap.dedent(
         """
         import numpy as np
-        from explorer.view.store import in_region
+        from explorer.view.store.selection import in_region
         rng = np.random.default_rng(0)
         x, y = rng.normal(size=1_000_000), rng.normal(size=1_000_000)
         zigzag = {"x": list(np.linspace(-4, 4, 50_000)), "y": [-4.0, 4.0] * 25_000}

@@ -157,13 +157,16 @@ def warm_up() -> float:
     start = time.perf_counter()
     from explorer import artifacts, curation  # the view's own loaders, deferred: pandas
     from explorer.errors import ExplorerError
-    from explorer.view import charts, compare  # noqa: F401 - the pages' imports, paid once
-    from explorer.view.ui import data, router, search, widgets  # noqa: F401
+    from explorer.names import latest_run_id, list_corpora
+    from explorer.view import compare  # noqa: F401 - the pages' imports, paid once
+    from explorer.view.charts import comparisons, maps, topics, trends  # noqa: F401
+    from explorer.view.ui import data, router, search_box  # noqa: F401
+    from explorer.view.ui.widgets import filters, pickers, share, tables  # noqa: F401
 
     cache = artifacts.default_cache_dir()
-    for corpus in artifacts.list_corpora(cache):
+    for corpus in list_corpora(cache):
         with contextlib.suppress(ExplorerError, OSError):
-            run_id = artifacts.latest_run_id(cache, corpus)
+            run_id = latest_run_id(cache, corpus)
             data.load_run(str(cache), corpus, run_id, curation.version(cache, corpus))
     return time.perf_counter() - start
 
@@ -212,9 +215,10 @@ async def _warm_visit() -> None:
         if not _own_url():
             return
         from explorer import artifacts
+        from explorer.names import list_corpora
         from explorer.view.ui.router import PAGE_PATHS
 
-        corpora = artifacts.list_corpora(artifacts.default_cache_dir())
+        corpora = list_corpora(artifacts.default_cache_dir())
         start = time.perf_counter()
         done = await asyncio.wait_for(
             visit_every_page(_own_url(), corpora, list(PAGE_PATHS)), WARM_BUDGET_S

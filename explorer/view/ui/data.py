@@ -17,14 +17,12 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer import artifacts, curation
 from explorer.errors import ArtifactError
+from explorer.manifest import Manifest
+from explorer.names import latest_run_id, list_corpora
 from explorer.view.map_layout import HIDDEN_COLOR, node_colors
-from explorer.view.store import (
-    Filters,
-    Neighbours,
-    available_levels,
-    filter_mask,
-    search_haystack,
-)
+from explorer.view.store.filters import Filters, filter_mask, search_haystack
+from explorer.view.store.nodes import available_levels
+from explorer.view.store.papers import Neighbours
 from explorer.view.text import frame_without_bidi, md, without_bidi
 from explorer.view.ui import state
 from explorer.view.ui.stop import stop_page
@@ -130,7 +128,7 @@ class RunData:
 
     corpus: str
     run_id: str
-    manifest: artifacts.Manifest
+    manifest: Manifest
     papers: pd.DataFrame
     topics: pd.DataFrame
     doc_topics: pd.DataFrame
@@ -161,7 +159,7 @@ class RunData:
 # Shared, not copied per rerun (the frames are immutable; a copy of the keyword table would
 # cost more than the rest of a page run), and out of reach of a visitor's clear_cache.
 @process_cached(4, "Loading corpus…")
-def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, artifacts.Manifest, dict, dict]:
+def _built(cache_dir: str, corpus: str, run_id: str) -> tuple[str, Manifest, dict, dict]:
     """A run's tables and arrays as built (verified against its manifest)."""
     run = artifacts.open_run(Path(cache_dir), corpus, run_id)
     # Bidirectional controls leave the text here, once, so no page can show them.
@@ -236,7 +234,7 @@ def cache_dir() -> Path:
 
 @st.cache_data(ttl=2, show_spinner=False)
 def _corpora(cache: str) -> list[str]:
-    return artifacts.list_corpora(Path(cache))
+    return list_corpora(Path(cache))
 
 
 def corpora() -> list[str]:
@@ -288,14 +286,14 @@ def sidebar_headline(corpus: str) -> str | None:
 
 
 def _loaded(corpus: str) -> RunData:
-    run_id = artifacts.latest_run_id(cache_dir(), corpus)
+    run_id = latest_run_id(cache_dir(), corpus)
     # One stat per rerun tells whether the curation changed.
     return load_run(str(cache_dir()), corpus, run_id, curation.version(cache_dir(), corpus))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _default_keywords(cache_dir: str, corpus: str, run_id: str) -> list[str]:
-    from explorer.view.store import preselected_terms
+    from explorer.view.store.trends import preselected_terms
 
     tables = _built(cache_dir, corpus, run_id)[2]  # keywords: curation does not change them
     return preselected_terms(tables["keywords"], tables["vocab"], len(tables["papers"]))

@@ -33,7 +33,7 @@ from pathlib import Path
 import streamlit as st
 
 from explorer.artifacts import PUBLISH_MARKER
-from explorer.serve import (
+from explorer.hosting.settings import (
     CLIENT_HEADER_ENV,
     EDIT_KEY_ENV,
     MIN_KEY_CHARS,

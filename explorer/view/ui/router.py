@@ -25,7 +25,8 @@ from explorer.view.text import md
 from explorer.view.ui import editing, state
 from explorer.view.ui.data import corpora, sidebar_headline
 from explorer.view.ui.stop import PageStopped
-from explorer.view.ui.widgets import share_box, warn_unknown
+from explorer.view.ui.widgets.pickers import warn_unknown
+from explorer.view.ui.widgets.share import share_box
 
 
 def ensure_router() -> None:

@@ -1,0 +1,43 @@
+"""The map's labels, placed as the map page places them: boxes at every try once per run and
+level (`candidate_boxes`), then the greedy placement of those the view calls for."""
+
+import numpy as np
+import pytest
+
+from explorer.view.charts.maps import LabelLayout, map_labels
+from explorer.view.map_layout import (
+    ASSUMED_HEIGHT,
+    ASSUMED_WIDTH,
+    Label,
+    candidate_boxes,
+    moved,
+    place_boxes,
+)
+
+
+def test_map_labels_never_overlap_and_areas_come_first():
+    rng = np.random.default_rng(3)
+    areas = [Label(*rng.uniform(0, 10, 2), f"area label {i}", "area") for i in range(10)]
+    topics = [Label(*rng.uniform(0, 10, 2), f"topic phrase {i}", "topic") for i in range(200)]
+    placed = place_boxes(candidate_boxes(areas + topics, (0, 10), (0, 10)))
+    assert [i for i, _ in placed[:10]] == list(range(10))  # every area fits
+    assert 15 <= len(placed) < 210  # as many as fit, not all
+    boxes = [box for _, box in placed]
+    for i, a in enumerate(boxes):
+        assert a[0] >= 0 and a[1] >= 0 and a[2] <= ASSUMED_WIDTH and a[3] <= ASSUMED_HEIGHT
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
+    # A placed label is drawn at its box's centre, in data coordinates.
+    label = moved(areas[0], boxes[0], (0, 10), (0, 10))
+    assert label.x == pytest.approx((boxes[0][0] + boxes[0][2]) / 2 / ASSUMED_WIDTH * 10)
+    assert label.y == pytest.approx(10 - (boxes[0][1] + boxes[0][3]) / 2 / ASSUMED_HEIGHT * 10)
+
+
+def test_a_degenerate_map_places_no_labels():
+    layout = LabelLayout(
+        labels=[Label(1.0, 1.0, "a", "topic")],
+        needs=[frozenset({"0"})],
+        boxes=np.zeros((1, 9, 4)),
+        extent=((1.0, 1.0), (0.0, 1.0)),  # no width: one paper, or every paper at one x
+    )
+    assert map_labels(layout, {"0"}) == []
