@@ -58,6 +58,7 @@ class ChildResult:
     returncode: int
     stdout: str
     stderr: str
+    peak_tree_pss_mb: float = float("nan")  # the process and its workers (bench/rss.py)
 
 
 def run_child(
@@ -82,19 +83,27 @@ def run_child(
     wall = time.perf_counter() - start
     # communicate() reaped the child; its rusage is folded into RUSAGE_CHILDREN, so ask
     # the child itself: our scripts print their ru_maxrss; for the CLI we use /usr/bin/time.
-    return ChildResult(round(wall, 2), _peak_from(err), proc.returncode, out, err)
+    return ChildResult(
+        round(wall, 2),
+        _peak_from(err),
+        proc.returncode,
+        out,
+        err,
+        _peak_from(err, "PEAK_TREE_PSS_KB"),
+    )
 
 
-def _peak_from(stderr: str) -> float:
+def _peak_from(stderr: str, key: str = "PEAK_RSS_KB") -> float:
     for line in reversed(stderr.splitlines()):
-        if line.startswith("PEAK_RSS_KB="):
+        if line.startswith(f"{key}="):
             return round(int(line.split("=", 1)[1]) / 1024, 1)
     return float("nan")
 
 
 def timed(args: list[str]) -> list[str]:
-    """Wrap a command so its peak RSS is printed on stderr (GNU time, else a Python shim)."""
-    return [sys.executable, "-m", "bench.rss", *args]
+    """Wrap a command so its peak RSS and tree PSS are printed on stderr. bench/rss.py runs
+    by path, so a command run from another revision's worktree is measured the same way."""
+    return [sys.executable, str(Path(__file__).with_name("rss.py")), *args]
 
 
 def fresh_dir(name: str) -> Path:

@@ -17,6 +17,7 @@ def reproducibility_rows(result: dict) -> list[str]:
     rows = []
     for entry in result["corpora"].values():
         now, before = entry["now"], entry.get("before")
+        measured = entry.get("now_measured", result["when"])[:10]  # kept by --skip-agreement
         ok = all(
             now[f"{pair}_{level}_ari"] >= targets[f"{level}_ari"]
             for pair in ("seed", "precision")
@@ -27,7 +28,9 @@ def reproducibility_rows(result: dict) -> list[str]:
             f"topic ARI (≥ {targets['topic_ari']}) and leaf ARI (≥ {targets['leaf_ari']})"
         )
         rows.append(row(label, _agreement(now), _agreement(before) if before else "",
-                         "", ok, when))  # fmt: skip
+                         "", ok, measured))  # fmt: skip
+    if npmi := _npmi_row(result):
+        rows.append(npmi)
     if (quality := result.get("quality")) and "before" in quality:
         now, before = quality["now"], quality["before"]
 
@@ -45,11 +48,55 @@ def reproducibility_rows(result: dict) -> list[str]:
         ratio = round(now["wall_s"] / before["wall_s"], 3) if before else ""
         rows.append(row(
             "12b. cold build, ICML 2013-2019, consensus vs the code before (≤ 1.5x)",
-            f"{now['wall_s']} s, peak RSS {now['peak_rss_mb']:,} MB",
-            f"{before['wall_s']} s, peak RSS {before['peak_rss_mb']:,} MB" if before else "",
+            _cold_cell(now), _cold_cell(before) if before else "",
             ratio, None if not before else ratio <= 1.5, when,
         ))  # fmt: skip
     return rows
+
+
+def _cold_cell(side: dict) -> str:
+    """A side's cold build: the median wall time (of how many runs) and its peak memory,
+    the process tree's PSS where measured (the consensus fits run in a worker too)."""
+    runs = f" (median of {len(side['runs'])})" if side.get("runs") else ""
+    pss = side.get("peak_tree_pss_mb")
+    memory = f"tree PSS {pss:,.1f} MB" if pss == pss and pss else "own RSS"  # NaN: unmeasured
+    own = f"{side['peak_rss_mb']:,.1f} MB"
+    return (
+        f"{side['wall_s']} s{runs}, peak {memory} {own}"
+        if memory == "own RSS"
+        else (f"{side['wall_s']} s{runs}, peak {memory} (own RSS {own})")
+    )
+
+
+BUILDS = ("f32", "f32_seed7", "bf16")
+
+
+def _mean_npmi(side: dict) -> dict[str, float]:
+    """Each level's NPMI averaged over one side's three builds (levels every build has)."""
+    builds = [side[k]["npmi"] for k in BUILDS]
+    levels = [lvl for lvl in builds[0] if all(b.get(lvl) is not None for b in builds)]
+    return {lvl: sum(b[lvl] for b in builds) / len(builds) for lvl in levels}
+
+
+def _npmi_row(result: dict) -> str | None:
+    """Row 12e: issue 49's "no worse" on coherence: each corpus's mean NPMI per level within
+    0.02 of the code before's, from the same builds as row 12."""
+    corpora = [e for e in result["corpora"].values() if e.get("before")]
+    if not corpora:
+        return None
+    cells, ok = [], True
+    for entry in corpora:
+        now, before = _mean_npmi(entry["now"]), _mean_npmi(entry["before"])
+        shifts = {lvl: now[lvl] - before[lvl] for lvl in now if lvl in before}
+        ok &= all(d >= -0.02 for d in shifts.values())
+        cells.append(entry["name"] + " " + ", ".join(
+            f"{lvl} {now[lvl]:.3f} ({before[lvl]:.3f}, {d:+.3f})" for lvl, d in shifts.items()
+        ))  # fmt: skip
+    when = max(e.get("now_measured", result["when"]) for e in corpora)[:10]
+    return row(
+        "12e. mean NPMI per level, three builds per corpus, within 0.02 of the code before",
+        "; ".join(cells) + " (now (before, shift))", "", "", ok, when,
+    )  # fmt: skip
 
 
 def _agreement(side: dict) -> str:

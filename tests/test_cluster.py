@@ -4,7 +4,8 @@ calls (topics and levels), and run ids that name a clusterer only when it is not
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,21 +64,26 @@ def test_subtopics_try_hdbscan_then_its_leaf_selection_unless_given_one():
 
 @dataclass(frozen=True)
 class CountingKMeans:
-    """3-means that records how many rows each call grouped."""
+    """3-means that notes how many rows each call grouped, one line per call in `log`: the
+    consensus fits run in worker processes, so a list kept in this one would see none."""
 
-    calls: list[int] = field(default_factory=list, compare=False)
+    log: Path
 
     def fit_predict(self, reduced: np.ndarray) -> np.ndarray:
-        self.calls.append(len(reduced))
+        with self.log.open("a") as out:
+            out.write(f"{len(reduced)}\n")
         return KMeansClusterer(3).fit_predict(reduced)
 
+    def calls(self) -> list[int]:
+        return sorted(int(line) for line in self.log.read_text().split())
 
-def test_a_given_clusterer_is_what_both_topics_and_levels_call():
-    counting = CountingKMeans()
+
+def test_a_given_clusterer_is_what_both_topics_and_levels_call(tmp_path):
+    counting = CountingKMeans(tmp_path / "calls")
     vectors, topics, _ = planted()
     levels = build_levels(vectors, topics, min_topic_size=10, seed=42, clusterer=counting)
     # The one large topic, split by the given clusterer alone, once per consensus fit.
-    assert counting.calls == [240] * consensus.FITS
+    assert counting.calls() == [240] * consensus.FITS
     assert sorted(set(levels.subtopic[:240])) == ["0.0", "0.1", "0.2"]
 
 
@@ -86,14 +92,14 @@ def test_partition_agrees_on_the_clusterers_labels_numbered_by_size(tmp_path):
     which leaves no noise); the fits agree on the planted blobs, the largest numbered 0."""
     from explorer.build.projection import knn_graph
 
-    counting = CountingKMeans()
+    counting = CountingKMeans(tmp_path / "calls")
     sizes = (110, 80, 60)
     vectors = np.vstack([_blobs(n, seed=0)[i * n : (i + 1) * n] for i, n in enumerate(sizes)])
     truth = np.repeat([0, 1, 2], sizes)
     params = default_params(len(vectors), seed=42)
     graph = knn_graph(vectors.astype(np.float32), 2 * params.n_neighbors)
     part = partition(vectors.astype(np.float32), graph, params, tmp_path, counting)
-    assert counting.calls == [len(vectors)] * consensus.FITS
+    assert counting.calls() == [len(vectors)] * consensus.FITS
     np.testing.assert_array_equal(part.labels, truth)  # 0 is the largest
     assert part.clustered == len(vectors)  # no noise: nothing for outlier assignment
 

@@ -1,7 +1,9 @@
+import hashlib
+
 import numpy as np
 import pytest
 
-from explorer.build.topics import OUTLIER, assign_outliers, default_params
+from explorer.build.topics import OUTLIER, assign_outliers, default_params, sorted_keybert
 from explorer.errors import InputError
 
 
@@ -26,3 +28,30 @@ def test_assign_outliers_only_when_close_enough():
     out, threshold = assign_outliers(emb, labels, 0.05)
     assert out.tolist() == [0, 0, 1, 1, 0, OUTLIER]
     assert 0.9 < threshold < 1.0
+
+
+class _WordVectors:
+    """Stands in for the BERTopic model KeyBERTInspired asks for vectors: each text gets a
+    fixed vector of its own, whatever the order it is asked in."""
+
+    def _extract_embeddings(self, texts, method="document", verbose=False):
+        seeds = [int(hashlib.sha256(t.encode()).hexdigest()[:8], 16) for t in texts]
+        return np.stack([np.random.default_rng(s).normal(size=8) for s in seeds])
+
+
+def test_keyword_candidates_do_not_follow_the_hash_seed():
+    """KeyBERTInspired lists its candidate words from a set, whose order follows the
+    process's hash seed, and the column order of its cosine product moved the keyword
+    weights in their last bits: two builds of one list differed. Ours sorts them, and each
+    column still belongs to its word."""
+    words = [f"word{i}" for i in range(60)]
+    topics = {0: words[:40], 1: words[20:]}
+    docs = [f"doc {i}" for i in range(6)]
+    model = _WordVectors()
+    sim, vocab = sorted_keybert(10, 42)._extract_embeddings(
+        model, topics, docs, [[0, 1, 2], [3, 4, 5]]
+    )
+    assert vocab == sorted(words)
+    topic = model._extract_embeddings(docs)[3:].mean(axis=0)
+    word = model._extract_embeddings([vocab[7]])[0]
+    assert sim[1, 7] == pytest.approx(topic @ word / np.linalg.norm(topic) / np.linalg.norm(word))

@@ -3,7 +3,8 @@
 BERTopic's users swap the clusterer more than any other stage, so it is a value passed in,
 in scikit-learn's shape: the parameters are data (a frozen dataclass's fields) and
 `fit_predict(reduced)` returns one integer label per row, OUTLIER (-1) for noise. Labels
-need not be numbered by size: topics.py and levels.py renumber them.
+need not be numbered by size: topics.py and levels.py renumber them. The consensus fits
+call it in worker processes (consensus.seeded_fits), so it must pickle.
 
 HDBSCAN is the default. Its parameters follow the corpus (topics.TopicParams, already in
 the run id), so a build that names no clusterer records none, and its run id is the one it

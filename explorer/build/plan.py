@@ -69,7 +69,9 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #      (consensus.py); a list under 200 papers is grouped by Ward (topics.short_list);
 #      nodes gain `stability` (topics and subtopics, from those fits)
 #  18: a short list's map keeps each topic together (projection.TARGET_WEIGHT)
-PIPELINE_VERSION = 18
+#  19: 24 consensus fits, were 16 (consensus.FITS); keyword candidates sorted
+#      (topics.sorted_keybert: their set order followed the hash seed)
+PIPELINE_VERSION = 19
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

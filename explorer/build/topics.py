@@ -27,6 +27,7 @@ from explorer.vectors import normalise_rows
 
 if TYPE_CHECKING:
     from bertopic import BERTopic
+    from bertopic.representation import KeyBERTInspired
 
     from explorer.build.counts import PaperTerms
 
@@ -276,7 +277,7 @@ def represent(
     counted once here, and its c-TF-IDF adds those counts up per topic."""
     from bertopic import BERTopic
     from bertopic.cluster import BaseCluster
-    from bertopic.representation import KeyBERTInspired, MaximalMarginalRelevance
+    from bertopic.representation import MaximalMarginalRelevance
     from bertopic.vectorizers import ClassTfidfTransformer
 
     from explorer.build.counts import PaperCounts, count_terms, paper_embedder, paper_keys
@@ -294,7 +295,7 @@ def represent(
         # lone KeyBERTInspired the papers' embeddings indexed wrongly; in a list it asks the
         # embedder, which looks the papers' own vectors up (counts.paper_embedder).
         representation_model=[
-            KeyBERTInspired(top_n_words=30, random_state=params.seed),
+            sorted_keybert(top_n_words=30, random_state=params.seed),
             MaximalMarginalRelevance(diversity=0.3, top_n_words=10),
         ],
         top_n_words=10,
@@ -313,3 +314,28 @@ def represent(
         reduced=part.reduced,
         terms=terms,
     )
+
+
+def sorted_keybert(top_n_words: int, random_state: int) -> KeyBERTInspired:
+    """BERTopic's KeyBERTInspired with its candidate words in sorted order. Upstream lists
+    them from a set, whose order follows Python's per-process hash seed; the order of the
+    columns of its cosine product then moved the keyword weights in their last bits (up to
+    1.8e-7 on WWW 2025), so two builds of one list on one machine differed. Sorted, the same
+    inputs give the same bytes in any process."""
+    from bertopic.representation import KeyBERTInspired
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    class SortedKeyBERT(KeyBERTInspired):
+        def _extract_embeddings(
+            self, topic_model, topics, representative_docs, repr_doc_indices, repr_embeddings=None
+        ):
+            if repr_embeddings is None:
+                repr_embeddings = topic_model._extract_embeddings(
+                    representative_docs, method="document", verbose=False
+                )
+            means = [np.mean(repr_embeddings[i[0] : i[-1] + 1], axis=0) for i in repr_doc_indices]
+            vocab = sorted({word for words in topics.values() for word in words})
+            words = topic_model._extract_embeddings(vocab, method="document", verbose=False)
+            return cosine_similarity(means, words), vocab
+
+    return SortedKeyBERT(top_n_words=top_n_words, random_state=random_state)
