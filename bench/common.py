@@ -48,7 +48,14 @@ def machine() -> dict[str, object]:
     for name in VERSIONED:
         with contextlib.suppress(metadata.PackageNotFoundError):
             versions[name] = metadata.version(name)
-    return {"cpus": os.cpu_count(), "cpu_model": model, "versions": versions}
+    from explorer.build.models import native_bfloat16
+
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "native_bfloat16": native_bfloat16(),  # row 1's target depends on it
+        "versions": versions,
+    }
 
 
 @dataclass
@@ -136,7 +143,8 @@ def real_corpus():
     paper i), from bench/work/sample-fit's embedding cache, shared by every benchmark that
     needs them (bench/sample_fit.py, bench/scale.py, bench/neighbours.py). What the cache
     lacks is embedded first: ~25 min for all of them on this machine."""
-    from explorer.build.embed import Embedder, embed_texts, resolve_precision
+    from explorer.build.embed import embed_texts
+    from explorer.build.models import Embedder, resolve_precision
     from explorer.build.pipeline import prepare_environment
     from explorer.build.sources import ReadOptions, read_inputs
 
@@ -173,13 +181,8 @@ def seed_embedding_cache(cache: Path, records: list[dict], vectors, name: str) -
     the precision the vectors are filed under (the build must use it)."""
     import pandas as pd
 
-    from explorer.build.embed import (
-        DEFAULT_MODEL,
-        EmbeddingCache,
-        resolve_precision,
-        text_key,
-        weights_fingerprint,
-    )
+    from explorer.build.embed import EmbeddingCache, text_key
+    from explorer.build.models import DEFAULT_MODEL, resolve_precision, weights_fingerprint
     from explorer.build.sources import ReadOptions, read_inputs
 
     source = cache.parent / f"{name}.parquet"

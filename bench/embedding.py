@@ -32,13 +32,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     require_shared(ICML)
-    from explorer.build.embed import (
-        BATCH_SIZE,
-        Embedder,
-        embed_texts,
-        load_model,
-        resolve_precision,
-    )
+    from explorer.build.embed import BATCH_SIZE, embed_texts
+    from explorer.build.models import Embedder, load_model, resolve_precision
     from explorer.build.sources import ReadOptions, read_inputs
 
     papers = read_inputs((str(ICML / "icml2019.json"),), ReadOptions()).papers

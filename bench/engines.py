@@ -81,7 +81,8 @@ def texts(limit: int | None) -> list[str]:
 
 def child(engine: str, cache: Path, limit: int | None) -> dict:
     """One engine's cold embedding of every text, measured from inside the namespace."""
-    from explorer.build.embed import DEFAULT_MODEL, Embedder, embed_texts, resolve_precision
+    from explorer.build.embed import embed_texts
+    from explorer.build.models import DEFAULT_MODEL, Embedder, resolve_precision
 
     corpus = texts(limit)
     precision = resolve_precision("auto")

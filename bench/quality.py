@@ -73,7 +73,8 @@ def build_run(cache, name: str, paths: list[str], *options: str):
 def run_vectors(run, cache) -> tuple[list[str], np.ndarray]:
     """The run's papers' texts and their cached float32 embeddings (nothing is re-embedded)."""
     from explorer.build.corpus import normalise_text
-    from explorer.build.embed import Embedder, embed_texts
+    from explorer.build.embed import embed_texts
+    from explorer.build.models import Embedder
 
     config = run.manifest.config
     docs = [normalise_text(a) for a in run.table("papers")["abstract"]]

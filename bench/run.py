@@ -1,7 +1,7 @@
 """Run the benchmarks and regenerate bench/README.md's table from bench/results/*.json.
 
-python -m bench.run quick   # targets 2, 3, 6, 8, 13 (embedding, warm re-fit, viewer, query
-                            # encoder, curation at 10,000 changes): ~20 min
+python -m bench.run quick   # targets 2, 3, 6, 8, 13 (embedding, each encoder, warm re-fit,
+                            # viewer, query encoder, curation at 10,000 changes): ~22 min
 python -m bench.run full    # + cold builds vs stock (ICML, ~14.5k, ~23k papers), incremental,
                             # both build engines on ~23k abstracts (bench/engines.py),
                             # and topic quality per level (bench/quality.py)
@@ -56,6 +56,13 @@ def run_embedding() -> None:
     )
 
 
+def run_module(module: str, what: str) -> None:
+    """`python -m <module>` in a fresh process (it writes its own results)."""
+    result = run_child([sys.executable, "-m", module])
+    if result.returncode != 0:
+        sys.exit(f"{what} failed:\n{result.stderr[-3000:]}")
+
+
 def run_viewer() -> None:
     result = run_child([sys.executable, "-m", "bench.viewer", "--corpus", builds.WARM_CORPUS])
     if result.returncode != 0:
@@ -66,6 +73,8 @@ def quick() -> None:
     require_shared(ICML)
     print("Embedding throughput (ours vs raw encode)…", flush=True)
     run_embedding()
+    print("Each encoder side by side (torch float32, bfloat16, onnxruntime)…", flush=True)
+    run_module("bench.encoders", "encoder benchmark")
     print("Warm re-fits of ICML 2013-2019…", flush=True)
     write_results("warm", builds.warm(repeats=3))
     print("Viewer…", flush=True)

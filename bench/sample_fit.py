@@ -145,7 +145,8 @@ class Corpus:
     """The real abstracts, their vectors, and the fits of any rows of them, timed."""
 
     def __init__(self, cache) -> None:
-        from explorer.build.embed import Embedder, embed_texts, resolve_precision
+        from explorer.build.embed import embed_texts
+        from explorer.build.models import Embedder, resolve_precision
         from explorer.build.sources import ReadOptions, read_inputs
         from explorer.vectors import normalise_rows
 

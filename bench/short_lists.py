@@ -32,7 +32,8 @@ def _vectors() -> tuple[np.ndarray, np.ndarray]:
     """Every paper of the three venues embedded (float32, cached beside row 12's), and each
     paper's venue."""
     from bench.reproducibility import shared_embeddings
-    from explorer.build.embed import Embedder, embed_texts
+    from explorer.build.embed import embed_texts
+    from explorer.build.models import Embedder
     from explorer.build.pipeline import prepare_environment
     from explorer.build.sources import ReadOptions, read_inputs
 

@@ -5,18 +5,20 @@ a year of papers.
 
 from __future__ import annotations
 
+import statistics
+
 from bench.table_cells import row, stored
 
 # Alternating cold runs per side that a peak-RSS verdict (rows 5-5c) is the median of.
 RSS_REPEATS = 3
 
 
-def _cold_rows(result: dict, label: str, rss_label: str) -> tuple[str, str]:
+def _cold_rows(result: dict, label: str, rss_label: str, target: float = 0.85) -> tuple[str, str]:
     """Wall-time and peak-RSS rows of one cold comparison (ours vs stock)."""
     when = result["when"][:10]
     wall = row(
         label, f"{result['ours_wall_median_s']} s", f"{result['stock_wall_median_s']} s",
-        result["wall_ratio"], result["wall_ratio"] <= 0.85, when,
+        result["wall_ratio"], result["wall_ratio"] <= target, when,
     )  # fmt: skip
     # Peak RSS varies run to run (stock's by 300 MB): a verdict needs RSS_REPEATS per side.
     n = result["repeats"]
@@ -42,10 +44,15 @@ def cold_build_rows() -> tuple[list[str], list[str]]:
     rows, rss_rows = [], []
     cold = stored("cold-icml")
     if cold:
+        # Issue 51: ≤ 0.6 where the CPU has bfloat16 natively, no slower than stock elsewhere.
+        native = cold["machine"].get("native_bfloat16")
+        target = 0.6 if native else 1.0
+        host = "native bfloat16" if native else "no native bfloat16"
         wall, rss = _cold_rows(
-            cold, "1. cold build, ICML 3,013 (ratio ≤ 0.85)", "5. build peak RSS (ratio ≤ 1.0)"
-        )
-        rows.append(wall)
+            cold, f"1. cold build, ICML 3,013 ({host}: ratio ≤ {target})",
+            "5. build peak RSS (ratio ≤ 1.0)", target,
+        )  # fmt: skip
+        rows += [wall, *_over_encoder_row(cold)]
         rss_rows.append(rss)
     scale = stored("cold-scale")
     if scale:
@@ -65,6 +72,20 @@ def cold_build_rows() -> tuple[list[str], list[str]]:
         rows += [wall, _stages_row(real)]
         rss_rows.append(rss)
     return rows, rss_rows
+
+
+def _over_encoder_row(result: dict) -> list[str]:
+    """The build's wall time over its embedding stage's (the encoder on the same texts)."""
+    embeds = [run["stages"]["embed"] for run in result["ours"] if "stages" in run]
+    if not embeds:
+        return []
+    embed = round(statistics.median(embeds), 1)
+    ratio = round(result["ours_wall_median_s"] / embed, 2)
+    return [row(
+        "1d. that cold build over its encoder alone (no target)",
+        f"{result['ours_wall_median_s']} s build, {embed} s embedding", "", f"{ratio}x", None,
+        result["when"][:10],
+    )]  # fmt: skip
 
 
 def embedding_rows() -> list[str]:
@@ -87,7 +108,24 @@ def embedding_rows() -> list[str]:
                 "; ".join(f"{p} {r}" for p, r in padding.items()), "batch padding (before)",
                 worst, worst >= 0.95, emb["when"][:10],
             ))  # fmt: skip
+    if enc := stored("encoders"):
+        rows.append(_encoders_row(enc))
     return rows
+
+
+def _encoders_row(enc: dict) -> str:
+    """Row 2c: each encoder's rate on the same texts, and what `auto` chose on this host."""
+    rates = enc["rates_per_s"]
+    ours = "; ".join(
+        f"{name} {rate}/s" + ("" if name == "float32" else f" ({enc['ratio_to_float32'][name]}x)")
+        for name, rate in rates.items()
+    )
+    native = "native" if enc["native_bfloat16"] else "emulated"
+    return row(
+        f"2c. encoders, {enc['texts']} ICML 2019 abstracts (no target; bfloat16 {native})",
+        f"{ours}; auto's probe chose {enc['auto_probe_chose']}", "torch float32", "", None,
+        enc["when"][:10],
+    )  # fmt: skip
 
 
 def refit_rows() -> list[str]:

@@ -245,6 +245,9 @@ class Manifest(_Section):
     versions: dict[str, str]
     files: dict[str, dict[str, Any]]  # name -> bytes, sha256 (file_inventory)
     query_encoder: dict[str, Any] | None = None  # ENCODER_KEY: the export's folder and facts
+    # How `--embedding-precision auto` chose (build/encoder_choice.py): precision, each
+    # encoder's measured rate, how; absent when the user forced a precision.
+    encoder_choice: dict[str, Any] | None = _omitted()
 
     @classmethod
     def read(cls, run_dir: Path) -> Manifest:

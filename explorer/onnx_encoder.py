@@ -37,13 +37,15 @@ class OnnxEncoder:
 
     kind = "onnx"
 
-    def __init__(self, folder: Path, facts: dict) -> None:
+    def __init__(self, folder: Path, facts: dict, *, threads: int = THREADS) -> None:
+        """`threads`: the session's intra-op threads (a build embedding a corpus uses every
+        core; a server's query sessions use THREADS)."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = THREADS
-        options.inter_op_num_threads = THREADS
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(
             str(folder / artifacts.ENCODER_GRAPH), options, providers=["CPUExecutionProvider"]
         )
@@ -54,8 +56,20 @@ class OnnxEncoder:
         self.tokenizer.enable_padding(pad_id=int(facts["pad_id"]), pad_token=facts["pad_token"])
         self.facts = facts
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text, as the model's sentence-transformers pipeline computes it."""
+    @property
+    def max_seq_length(self) -> int:
+        return int(self.facts["max_seq_length"])
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Each text's tokens after truncation at max_seq_length (padding not counted)."""
+        return [sum(e.attention_mask) for e in self.tokenizer.encode_batch(list(texts))]
+
+    def encode(self, texts: Sequence[str], *, width: int | None = None) -> np.ndarray:
+        """One row per text, as the model's sentence-transformers pipeline computes it.
+
+        `width`: pad every text to this many tokens (at least the longest's), not to the
+        batch's longest; a text's row then depends on the text alone, whatever shares its
+        batch (the build's rule, explorer.build.embed.PAD_MULTIPLE)."""
         if not texts:
             return np.zeros((0, int(self.facts["dimension"])), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(list(texts))
@@ -63,12 +77,29 @@ class OnnxEncoder:
             name: np.array([getattr(e, attribute) for e in encodings], dtype=np.int64)
             for name, attribute in FEEDS.items()
         }
+        if width is not None:
+            arrays = _padded_to(arrays, width, int(self.facts["pad_id"]))
         feed = {name: arrays[name] for name in self.facts["inputs"]}
         (tokens,) = self.session.run([self.facts["output"]], feed)
         vectors = pool_tokens(tokens, arrays["attention_mask"], self.facts["pooling"])
         if self.facts["normalize"]:
             vectors = normalise_rows(vectors)
         return vectors.astype(np.float32)
+
+
+def _padded_to(arrays: dict[str, np.ndarray], width: int, pad_id: int) -> dict[str, np.ndarray]:
+    """Right-pad (or trim padding from) each feed to `width` columns; refuses to cut tokens."""
+    longest = int(arrays["attention_mask"].sum(axis=1).max())
+    if longest > width:
+        raise ValueError(f"a text of {longest} tokens does not fit a width of {width}")
+    padded = {}
+    for name, values in arrays.items():
+        fill = pad_id if name == "input_ids" else 0
+        out = np.full((values.shape[0], width), fill, dtype=np.int64)
+        keep = min(width, values.shape[1])
+        out[:, :keep] = values[:, :keep]
+        padded[name] = out
+    return padded
 
 
 def load_onnx_encoder(ref: artifacts.EncoderRef) -> OnnxEncoder:

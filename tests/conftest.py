@@ -31,7 +31,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 SEED_ENV = "EXPLORER_TEST_SEED"
 BUILD_SEED = int(os.environ.get(SEED_ENV) or DEFAULT_SEED)
-SEED_ARGS = ("--seed", str(BUILD_SEED))  # for `explorer build` command lines
+# Test builds embed in float32 unless a test asks for another precision: `auto` times
+# every encoder once per cache folder (build/encoder_choice.py), seconds each fresh test
+# cache would pay; tests/test_encoder_choice.py plans the seed corpus with `auto`.
+PRECISION_ARGS = ("--embedding-precision", "float32")
+SEED_ARGS = ("--seed", str(BUILD_SEED), *PRECISION_ARGS)  # for `explorer build` command lines
 # The host's edit key in tests (explorer/view/ui/editing.py): servers and AppTests that
 # the host edits get it in EXPLORER_EDIT_KEY, and the host presents it as ?edit_key=.
 EDIT_KEY = "test-host-edit-key-0123456789abcdef"
@@ -40,10 +44,12 @@ REAL_BUILD_FIXTURES = {"seed_cache", "planted_cache"}
 
 
 def build_config(name: str, inputs, **options):
-    """A BuildConfig for a test's real build: BUILD_SEED unless a test names another."""
+    """A BuildConfig for a test's real build: BUILD_SEED and float32 (PRECISION_ARGS says
+    why) unless a test names others."""
     from explorer.build.config import BuildConfig
 
     options.setdefault("seed", BUILD_SEED)
+    options.setdefault("embedding_precision", "float32")
     return BuildConfig(name=name, inputs=tuple(str(i) for i in inputs), **options)
 
 

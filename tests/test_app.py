@@ -351,14 +351,14 @@ def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run,
 
 
 def test_search_says_why_when_the_model_cannot_load(app, seed_run, monkeypatch):
-    import explorer.build.embed
+    import explorer.build.models
     import explorer.view.query_encoder
     import explorer.view.ui.search_box
 
     def offline(name, progress=True):
         raise OSError("We couldn't connect to 'https://huggingface.co'")
 
-    monkeypatch.setattr(explorer.build.embed, "load_model", offline)
+    monkeypatch.setattr(explorer.build.models, "load_model", offline)
     monkeypatch.setattr(explorer.view.query_encoder, "runtime_available", lambda: False)  # no ONNX
     explorer.view.ui.search_box._model.clear()
     try:

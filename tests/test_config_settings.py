@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from explorer.build import embed, projection, sample, settings, topics
+from explorer.build import models, projection, sample, settings, topics
 from explorer.build.config import BuildConfig
 from explorer.build.plan import with_latest_inputs
 from explorer.build.sources import ReadOptions
@@ -53,12 +53,12 @@ def test_buildconfig_and_read_options_take_their_defaults_from_the_table():
 
 
 def test_the_modules_read_their_defaults_from_the_table():
-    assert settings.default("embedding_model") == embed.DEFAULT_MODEL
+    assert settings.default("embedding_model") == models.DEFAULT_MODEL
     assert settings.default("sample_above") == sample.SAMPLE_ABOVE
     assert settings.default("sample_size") == sample.SAMPLE_SIZE
     assert settings.default("seed") == topics.DEFAULT_SEED
     assert settings.default("exact_neighbours_up_to") == projection.EXACT_UP_TO
-    assert settings.setting("embedding_precision").choices == ("auto", *embed.PRECISIONS)
+    assert settings.setting("embedding_precision").choices == ("auto", *settings.PRECISIONS)
 
 
 SAMPLE = "--sample-above N: N at least 0; --sample-size N: N at least 10"
@@ -70,7 +70,7 @@ SAMPLE = "--sample-above N: N at least 0; --sample-size N: N at least 10"
         ({"sample_size": settings.MIN_DOCUMENTS - 1}, SAMPLE),
         ({"sample_above": -1}, SAMPLE),
         ({"embedding_precision": "half"}, "--embedding-precision: one of auto, float32, "
-         "bfloat16, not 'half'"),
+         "bfloat16, onnx, not 'half'"),
         ({"engine": "spark"}, "--engine: one of local, ray, not 'spark'"),
     ],
 )  # fmt: skip

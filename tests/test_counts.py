@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from explorer.build import counts as C
 from explorer.build import topics
-from explorer.build.embed import Embedder
 from explorer.build.labels.phrases import keyword_terms
+from explorer.build.models import Embedder
 from explorer.build.summaries import hierarchy_table
 from explorer.build.topics import Partition, TopicParams, represent
 from tests.planted import GROUPS

@@ -3,15 +3,9 @@ import json
 import numpy as np
 import pytest
 
-from explorer.build import embed
-from explorer.build.embed import (
-    _MEMORY,
-    Embedder,
-    EmbeddingCache,
-    embed_texts,
-    model_id,
-    text_key,
-)
+from explorer.build import embed, models
+from explorer.build.embed import _MEMORY, EmbeddingCache, embed_texts, text_key
+from explorer.build.models import Embedder, model_id
 from explorer.names import MANIFEST
 
 
@@ -51,7 +45,7 @@ def test_cache_is_per_model_and_survives_a_torn_shard(tmp_path):
     model = CountingModel()
     embed_texts(["x"], Embedder.of(cache_root=tmp_path), model=model, progress=False)
     cache = EmbeddingCache(
-        tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
+        tmp_path, "all-MiniLM-L6-v2", weights=models.weights_fingerprint(models.DEFAULT_MODEL)
     )
     (cache.directory / "shard-0-torn.npz").write_bytes(b"PK\x03\x04 truncated")
     assert len(cache.load()) == 1
@@ -65,7 +59,7 @@ def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path)
     model = CountingModel()
     embed_texts(["a"], Embedder.of(cache_root=tmp_path), model=model, progress=False)
     cache = EmbeddingCache(
-        tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
+        tmp_path, "all-MiniLM-L6-v2", weights=models.weights_fingerprint(models.DEFAULT_MODEL)
     )
     # Another build (another process) adds a shard behind this process's in-memory copy.
     other = np.array([text_key("zz")], dtype="S64")
@@ -79,7 +73,7 @@ def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path)
     assert len(list(cache.directory.glob("shard-*.npz"))) == 1
     _MEMORY.clear()  # a fresh process reads the merged shard from disk
     after = EmbeddingCache(
-        tmp_path, "all-MiniLM-L6-v2", weights=embed.weights_fingerprint(embed.DEFAULT_MODEL)
+        tmp_path, "all-MiniLM-L6-v2", weights=models.weights_fingerprint(models.DEFAULT_MODEL)
     ).load()
     assert after.keys() == before.keys()
     assert all(np.array_equal(after[k], before[k]) for k in before)
@@ -87,7 +81,7 @@ def test_shards_written_by_another_process_are_picked_up_and_compacted(tmp_path)
 
 def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
     """The real packaged model: bfloat16 stays within 1e-3 cosine, in its own cache folder."""
-    from explorer.build.embed import load_model
+    from explorer.build.models import load_model
 
     model = load_model()
     texts = [
@@ -105,7 +99,7 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
     cosine = (exact * fast).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(fast, axis=1)
     assert cosine.min() > 0.999
     folders = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
-    weights = embed.weights_fingerprint(embed.DEFAULT_MODEL)
+    weights = models.weights_fingerprint(models.DEFAULT_MODEL)
     assert folders == [
         f"sentence-transformers_all-MiniLM-L6-v2-{weights}.v{embed.CACHE_VERSION}",
         f"sentence-transformers_all-MiniLM-L6-v2-{weights}@bfloat16.v{embed.CACHE_VERSION}",
@@ -117,31 +111,45 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
 
 
 def test_auto_precision_follows_the_cpu(monkeypatch):
-    monkeypatch.setattr(embed, "native_bfloat16", lambda: True)
-    assert embed.resolve_precision("auto") == "bfloat16"
-    monkeypatch.setattr(embed, "native_bfloat16", lambda: False)
-    assert embed.resolve_precision("auto") == "float32"
-    assert embed.resolve_precision("bfloat16") == "bfloat16"
+    monkeypatch.setattr(models, "native_bfloat16", lambda: True)
+    assert models.resolve_precision("auto") == "bfloat16"
+    monkeypatch.setattr(models, "native_bfloat16", lambda: False)
+    assert models.resolve_precision("auto") == "float32"
+    assert models.resolve_precision("bfloat16") == "bfloat16"
     with pytest.raises(ValueError, match="float16"):
-        embed.resolve_precision("float16")
+        models.resolve_precision("float16")
 
 
 def test_auto_keeps_the_corpus_precision_so_a_refit_reuses_its_embeddings(tmp_path, monkeypatch):
+    """A new corpus asks encoder_choice.decide (a measurement); a corpus with a run keeps
+    its precision without measuring; a forced precision is taken as given."""
+    from explorer.build import encoder_choice
     from explorer.build.config import BuildConfig
+    from explorer.build.corpus import Corpus
     from explorer.build.plan import _precision
 
-    monkeypatch.setattr(embed, "native_bfloat16", lambda: True)
+    asked = []
+
+    def decide(embedder, texts, *, engine, log):
+        asked.append(engine)
+        return encoder_choice.Choice("onnx", {"float32": 10.0, "onnx": 13.0}, "measured")
+
+    monkeypatch.setattr(encoder_choice, "decide", decide)
+    embedder = Embedder("m", "w", "float32", tmp_path)
+    corpus = Corpus(papers=[], skipped=[], merged=[])
     config = BuildConfig(name="c", inputs=("x",))
-    assert _precision(config, tmp_path) == "bfloat16"  # a new corpus: the CPU decides
+    precision, choice = _precision(config, embedder, corpus, print)
+    assert (precision, choice.how, asked) == ("onnx", "measured", ["local"])  # a new corpus
     run = tmp_path / "c" / "r1"
     run.mkdir(parents=True)
     (run / MANIFEST).write_text(json.dumps({"config": {"seed": 42}}))
-    assert _precision(config, tmp_path) == "float32"  # built before precisions existed
+    precision, choice = _precision(config, embedder, corpus, print)
+    assert precision == "float32" and choice.how == "kept from run r1"  # made before precisions
     (run / MANIFEST).write_text(json.dumps({"config": {"embedding_precision": "bfloat16"}}))
-    monkeypatch.setattr(embed, "native_bfloat16", lambda: False)
-    assert _precision(config, tmp_path) == "bfloat16"
+    assert _precision(config, embedder, corpus, print)[0] == "bfloat16"
     explicit = BuildConfig(name="c", inputs=("x",), embedding_precision="float32")
-    assert _precision(explicit, tmp_path) == "float32"
+    assert _precision(explicit, embedder, corpus, print) == ("float32", None)
+    assert asked == ["local"]  # measured once, for the new corpus only
 
 
 def test_changed_weights_under_the_same_name_never_reuse_old_vectors(tmp_path):
@@ -166,24 +174,24 @@ def test_weights_fingerprint_hashes_every_model_file(tmp_path):
     folder.mkdir()
     (folder / "config.json").write_text("{}")
     (folder / "model.safetensors").write_bytes(b"weights v1")
-    first = embed.weights_fingerprint(str(folder))
-    assert embed.weights_fingerprint(str(folder)) == first  # cached, and stable
+    first = models.weights_fingerprint(str(folder))
+    assert models.weights_fingerprint(str(folder)) == first  # cached, and stable
     (folder / "config.json").write_text('{"max_seq_length": 128}')  # settings count too
-    second = embed.weights_fingerprint(str(folder))
+    second = models.weights_fingerprint(str(folder))
     (folder / "model.safetensors").write_bytes(b"weights v2")
-    assert len({first, second, embed.weights_fingerprint(str(folder))}) == 3
+    assert len({first, second, models.weights_fingerprint(str(folder))}) == 3
     (folder / "model.safetensors").unlink()
     with pytest.raises(ExplorerError, match="no weights file"):
-        embed.weights_fingerprint(str(folder))
-    packaged = embed.weights_fingerprint(embed.DEFAULT_MODEL)
-    assert len(packaged) == 16 and packaged == embed.weights_fingerprint("all-MiniLM-L6-v2")
+        models.weights_fingerprint(str(folder))
+    packaged = models.weights_fingerprint(models.DEFAULT_MODEL)
+    assert len(packaged) == 16 and packaged == models.weights_fingerprint("all-MiniLM-L6-v2")
 
 
 def test_a_model_that_is_not_here_is_one_line(tmp_path):
     from explorer.errors import ExplorerError
 
     with pytest.raises(ExplorerError, match="is not on this machine"):
-        embed.weights_fingerprint("nobody/no-such-model")
+        models.weights_fingerprint("nobody/no-such-model")
 
 
 def test_each_text_is_padded_to_its_own_length_bucket():
@@ -205,16 +213,35 @@ VARIED = [
 ]
 
 
-@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
-def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision):
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory):
+    """A cache holding the model's ONNX export (made once for this module)."""
+    cache = tmp_path_factory.mktemp("onnx-cache")
+    embed.load_encoder(Embedder.of(cache_root=cache, precision="onnx"), progress=False)
+    return cache
+
+
+def _encoder(precision: str, cache, threads: int | None = None):
+    """The encoder of `precision`; for onnx at `threads` session threads (default: all)."""
+    if precision != "onnx":
+        return models.load_model(progress=False)
+    from explorer.build import encoder_export
+    from explorer.onnx_encoder import OnnxEncoder
+
+    folder, facts = encoder_export.ensure(Embedder.of(cache_root=cache, precision="onnx"))
+    return OnnxEncoder(folder, facts, threads=threads or 2)
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16", "onnx"])
+def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision, onnx_cache):
     """The same bits alone, in any company, in any order and at 1 or 2 threads: what a
     cache held before can no longer change a vector (bfloat16 is emulated where the CPU
-    lacks it: slower, never skipped)."""
+    lacks it: slower, never skipped). Every encoder `auto` can choose is held to it."""
     import torch
 
-    from explorer.build.embed import encode_chunk, load_model
+    from explorer.build.embed import encode_chunk
 
-    model = load_model(progress=False)
+    model = _encoder(precision, onnx_cache)
     together = encode_chunk(model, VARIED, precision)
     assert together.dtype == np.float32 and together.shape == (len(VARIED), 384)
     alone = np.stack([encode_chunk(model, [t], precision)[0] for t in VARIED])
@@ -222,6 +249,11 @@ def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision):
     order = [3, 0, 4, 2, 1]
     shuffled = encode_chunk(model, [VARIED[i] for i in order] + ["Another text."] * 20, precision)
     assert np.array_equal(shuffled[: len(order)], together[order])
+    if precision == "onnx":  # its session's thread count is fixed when it is made
+        for count in (1, 2):
+            alone = _encoder(precision, onnx_cache, threads=count)
+            assert np.array_equal(encode_chunk(alone, VARIED, precision), together), count
+        return
     threads = torch.get_num_threads()
     try:
         for count in (1, 2):
@@ -229,3 +261,32 @@ def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision):
             assert np.array_equal(encode_chunk(model, VARIED, precision), together), count
     finally:
         torch.set_num_threads(threads)
+
+
+def test_onnx_vectors_match_torch_float32_on_the_seed_corpus(onnx_cache):
+    """Every seed abstract: onnxruntime's vector within 1e-4 cosine of torch float32's."""
+    from explorer.build.embed import encode_chunk
+    from explorer.build.sources import ReadOptions, read_inputs
+    from tests.conftest import SEED_DIR
+
+    texts = [p.text for p in read_inputs((str(SEED_DIR),), ReadOptions()).papers]
+    ours = encode_chunk(_encoder("onnx", onnx_cache), texts, "onnx")
+    theirs = encode_chunk(models.load_model(progress=False), texts, "float32")
+    cosine = (ours * theirs).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(theirs, axis=1)
+    assert len(texts) > 30 and cosine.min() >= 0.9999
+
+
+def test_onnx_vectors_have_their_own_cache_folder(onnx_cache):
+    """Keyed by the engine and onnxruntime's version; float32's folder name is unchanged."""
+    from importlib import metadata
+
+    weights = models.weights_fingerprint(models.DEFAULT_MODEL)
+    onnx = EmbeddingCache(onnx_cache, models.DEFAULT_MODEL, weights=weights, precision="onnx")
+    plain = EmbeddingCache(onnx_cache, models.DEFAULT_MODEL, weights=weights)
+    assert onnx.directory.name == (
+        f"sentence-transformers_all-MiniLM-L6-v2-{weights}"
+        f"@onnxruntime-{metadata.version('onnxruntime')}.v{embed.CACHE_VERSION}"
+    )
+    assert plain.directory.name == (
+        f"sentence-transformers_all-MiniLM-L6-v2-{weights}.v{embed.CACHE_VERSION}"
+    )

@@ -16,7 +16,7 @@ import pytest
 
 from explorer import artifacts
 from explorer.build import encoder_export
-from explorer.build.embed import DEFAULT_MODEL, Embedder, load_model
+from explorer.build.models import DEFAULT_MODEL, Embedder, load_model
 from explorer.errors import ArtifactError, ExplorerError
 from explorer.manifest import Manifest
 from explorer.onnx_encoder import load_onnx_encoder

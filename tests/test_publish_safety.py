@@ -42,7 +42,7 @@ def test_first_publish_lists_every_file_it_wrote(cache, tmp_path):
     built = {n for n in on_disk if n.startswith("explorer/build/")}
     assert built == {
         "explorer/build/__init__.py",
-        "explorer/build/embed.py",
+        "explorer/build/models.py",
         "explorer/build/memory.py",
         "explorer/build/settings.py",
     }

@@ -43,7 +43,7 @@ def _row_of(papers, needle: str) -> int:
 
 @pytest.mark.parametrize(("query", "needle"), QUERIES)
 def test_key_phrase_ranks_its_paper_in_top_three(seed_run, query, needle):
-    from explorer.build.embed import load_model
+    from explorer.build.models import load_model
 
     papers = seed_run.table("papers")
     model = load_model(seed_run.manifest.config.embedding_model)

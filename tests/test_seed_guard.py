@@ -16,7 +16,7 @@ def test_every_build_goes_through_the_guard():
 
     assert pipeline.plan_build.__module__ == "tests.conftest"  # wrapped for the session
     assert build_config("x", [SEED_DIR]).seed == BUILD_SEED
-    assert ("--seed", str(BUILD_SEED)) == SEED_ARGS
+    assert SEED_ARGS[:2] == ("--seed", str(BUILD_SEED))
 
 
 def test_a_build_with_another_seed_or_outside_realbuild_is_refused(tmp_path):

@@ -86,6 +86,11 @@ class BuildConfig:
         """The engine and the Ray options; whether Ray is installed, before any work starts."""
         if self.engine not in ENGINES:
             raise InputError(f"--engine: one of {', '.join(ENGINES)}, not {self.engine!r}")
+        if self.engine == "ray" and self.embedding_precision == "onnx":
+            raise InputError(
+                "--embedding-precision onnx runs on this machine only; with --engine ray use "
+                "float32, bfloat16 or auto"
+            )
         if self.engine != "ray":
             if self.ray is not None:
                 raise InputError("--ray-* options need --engine ray")

@@ -36,7 +36,7 @@ from explorer.onnx_encoder import FEEDS, OnnxEncoder  # the viewer's own code ch
 from explorer.vectors import POOLING_MODES
 
 if TYPE_CHECKING:
-    from explorer.build.embed import Embedder
+    from explorer.build.models import Embedder
 
 # Bump when the export's files or facts change for the same model: older folders are redone.
 # Bump PIPELINE_VERSION with it: a run records its export's facts file by hash.
@@ -60,8 +60,8 @@ _POOLING_FLAGS = {
     "pooling_mode_lasttoken": "lasttoken",
 }
 _EXPORT_PACKAGES = ("onnx", "onnxruntime", "tokenizers")
-# Why export_early could not export a folder: the build's encoder stage reports it (once)
-# instead of trying again.
+# Why a folder could not be exported (export_early, ensure): the build's encoder stage
+# reports it (once) instead of trying again.
 _SKIPPED: dict[Path, str] = {}
 
 
@@ -72,16 +72,14 @@ class ExportSkipped(Exception):
 def export_query_encoder(embedder: Embedder, *, log: Callable[[str], None]) -> dict:
     """The manifest's record of the run's query encoder: the export's folder under the cache
     with its facts file's size and sha256 (exported now unless already there), or why none.
-    The export is of the model and its weights, whatever precision the build embeds in."""
+    The export is of the model and its weights, whatever precision the build embeds in.
+    A skip found earlier in the build is said here, once; a later call tries again."""
     name, folder = _where(embedder)
-    if not intact(folder):
-        try:
-            if (reason := _SKIPPED.pop(folder, None)) is not None:  # export_early's verdict
-                raise ExportSkipped(reason)
-            _make(embedder, folder, log)
-        except ExportSkipped as exc:
-            log(f"  No ONNX query encoder: {exc}. The viewer will use sentence-transformers.")
-            return {"format": None, "skipped": str(exc)}
+    try:
+        _exported(embedder, folder, log, forget=True)
+    except ExportSkipped as exc:
+        log(f"  No ONNX query encoder: {exc}. The viewer will use sentence-transformers.")
+        return {"format": None, "skipped": str(exc)}
     facts = folder / artifacts.ENCODER_FACTS
     return {
         "format": "onnx",
@@ -91,25 +89,56 @@ def export_query_encoder(embedder: Embedder, *, log: Callable[[str], None]) -> d
     }
 
 
-def export_early(embedder: Embedder, *, log: Callable[[str], None]) -> None:
-    """Export now unless already there (a skip is kept quietly): a build calls this after its
-    embedding, while its process holds the model and little else. The export's tracing,
-    protos and check session take ~250 MB above where they start; run last, on top of the
-    fitted topics and their tables, that was the build's peak (ICML 2013-2019, cold:
-    1,322 MB, against 1,134 MB exported after the embedding). The encoder stage then finds
-    the folder intact, or reports why there is none without trying again."""
+def export_early(embedder: Embedder, *, log: Callable[[str], None]) -> str | None:
+    """Export now unless already there; why not, when this model cannot be (kept quietly for
+    the encoder stage, which says it). A build calls this after its embedding, while its
+    process holds the model and little else: the export's tracing, protos and check
+    session take ~250 MB above where they start; run last, on top of the fitted topics and
+    their tables, that was the build's peak (ICML 2013-2019, cold: 1,322 MB, against
+    1,134 MB exported after the embedding). Run in a child process, the caller hands the
+    reason to `remember_skip` in its own."""
+    try:
+        _exported(embedder, _where(embedder)[1], log)
+    except ExportSkipped as exc:
+        return str(exc)
+    return None
+
+
+def remember_skip(embedder: Embedder, reason: str) -> None:
+    """Keep another process's `export_early` verdict, so this one does not try again."""
+    _SKIPPED[_where(embedder)[1]] = reason
+
+
+def ensure(embedder: Embedder) -> tuple[Path, dict]:
+    """The export's folder and facts, exported now when the cache lacks it intact: what a
+    build embedding through onnxruntime (embed.load_encoder) runs. Raises ExportSkipped."""
     _, folder = _where(embedder)
+    _exported(embedder, folder, lambda message: None)
+    facts = json.loads((folder / artifacts.ENCODER_FACTS).read_text(encoding="utf-8"))
+    return folder, facts
+
+
+def _exported(
+    embedder: Embedder, folder: Path, log: Callable[[str], None], *, forget: bool = False
+) -> None:
+    """Make `folder` hold the export unless it already does. A model found unexportable is
+    remembered (`_SKIPPED`) and raised again without a new attempt; `forget` consumes it."""
     if intact(folder):
         return
+    reason = _SKIPPED.pop(folder, None) if forget else _SKIPPED.get(folder)
+    if reason is not None:
+        raise ExportSkipped(reason)
     try:
         _make(embedder, folder, log)
     except ExportSkipped as exc:
-        _SKIPPED[folder] = str(exc)
+        if not forget:
+            _SKIPPED[folder] = str(exc)
+        raise
 
 
 def _make(embedder: Embedder, folder: Path, log: Callable[[str], None]) -> None:
     """Check the model can be exported faithfully (else ExportSkipped), say so, export it."""
-    from explorer.build.embed import model_dir
+    from explorer.build.models import model_dir
 
     _check_supported(model_dir(embedder.model_name))
     log("Exporting the query encoder to ONNX (once per model)…")
@@ -118,7 +147,7 @@ def _make(embedder: Embedder, folder: Path, log: Callable[[str], None]) -> None:
 
 def _where(embedder: Embedder) -> tuple[str, Path]:
     """The export's folder: as the manifest names it (under the cache), and its path."""
-    from explorer.build.embed import model_id
+    from explorer.build.models import model_id
 
     slug = artifacts.model_slug(model_id(embedder.model_name), embedder.weights)
     name = f"{artifacts.ENCODER_ROOT}/{slug}"
@@ -176,7 +205,7 @@ def _pooling_mode(config: dict) -> str:
 
 def _export(model_name: str, folder: Path, weights: str) -> None:
     """Export into a temporary sibling, check it, then rename it into place."""
-    from explorer.build.embed import load_model, model_id
+    from explorer.build.models import load_model, model_id
 
     folder.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(folder.parent)

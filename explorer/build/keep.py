@@ -20,7 +20,7 @@ import pandas as pd
 
 from explorer import artifacts, node_ids
 from explorer.build import assign
-from explorer.build.levels import Levels
+from explorer.build.levels import Levels, renamed
 from explorer.errors import ArtifactError, InputError
 from explorer.vectors import normalise_rows
 
@@ -111,19 +111,5 @@ def keep_topics(
 def renumbered(kept: Kept, fitted: np.ndarray) -> Kept:
     """`kept` under the topic ids BERTopic gave (by size): subtopic ids and the area and
     unsplit maps follow their topics."""
-    mapping = {int(a): int(b) for a, b in zip(kept.labels.tolist(), fitted.tolist(), strict=True)}
-
-    def sub(node: str) -> str:
-        if not node:
-            return ""
-        return node_ids.subtopic_id(
-            mapping[int(node_ids.topic_of(node))], node_ids.subtopic_index(node)
-        )
-
-    renamed = {s: sub(s) for s in set(kept.levels.subtopic.tolist())}  # once per subtopic
-    levels = Levels(
-        area_of_topic={mapping[t]: a for t, a in kept.levels.area_of_topic.items()},
-        subtopic=np.array([renamed[s] for s in kept.levels.subtopic], dtype=object),
-        unsplit={mapping[t]: why for t, why in kept.levels.unsplit.items()},
-    )
+    levels = renamed(kept.levels, kept.labels, fitted)
     return Kept(fitted, levels, kept.coords, kept.kept, kept.added)

@@ -27,7 +27,7 @@ import numpy as np
 
 from explorer.build import consensus
 from explorer.build.cluster import Clusterer, for_subtopics
-from explorer.node_ids import OUTLIER, area_id, subtopic_id
+from explorer.node_ids import OUTLIER, area_id, subtopic_id, subtopic_index, topic_of
 from explorer.vectors import centroids, normalise_rows
 
 SPLIT_SHARE = 0.05
@@ -45,6 +45,26 @@ class Levels:
     unsplit: dict[int, str]  # topic id -> why it has no subtopics (only for topics considered)
     # subtopic id -> how often its papers stayed together across the split's fits
     stability: dict[str, float] = field(default_factory=dict)
+
+
+def renamed(levels: Levels, labels: np.ndarray, fitted: np.ndarray) -> Levels:
+    """`levels`, cut for the topic ids `labels`, under the ids `fitted` gives the same papers
+    (BERTopic's, by size): subtopic ids, the area and unsplit maps and the subtopics'
+    stability follow their topics."""
+    mapping = {int(a): int(b) for a, b in zip(labels.tolist(), fitted.tolist(), strict=True)}
+
+    def sub(node: str) -> str:
+        if not node:
+            return ""
+        return subtopic_id(mapping[int(topic_of(node))], subtopic_index(node))
+
+    names = {s: sub(s) for s in set(levels.subtopic.tolist())}  # once per subtopic
+    return Levels(
+        area_of_topic={mapping[t]: a for t, a in levels.area_of_topic.items()},
+        subtopic=np.array([names[s] for s in levels.subtopic], dtype=object),
+        unsplit={mapping[t]: why for t, why in levels.unsplit.items()},
+        stability={names[s]: score for s, score in levels.stability.items()},
+    )
 
 
 def cut_areas(topic_centroids: np.ndarray, sizes: np.ndarray) -> np.ndarray:

@@ -20,8 +20,8 @@ from pathlib import Path
 from explorer import artifacts
 from explorer.build import runs, stages, topic_stages
 from explorer.build.config import BuildConfig
-from explorer.build.embed import reproducible_kernels
 from explorer.build.memory import release_freed_memory
+from explorer.build.models import reproducible_kernels
 from explorer.build.plan import BuildMode, Plan, plan_build, rebuild_reason, with_latest_inputs
 from explorer.build.projection import KnnGraph
 from explorer.errors import ArtifactError
@@ -41,6 +41,12 @@ def prepare_environment(cache_dir: Path) -> None:
     os.environ.setdefault("NUMBA_CACHE_DIR", str((Path(cache_dir) / "numba").resolve()))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from disk, never a hub
+    # numba's default OpenMP layer loads the system's libgomp; torch brings its own, and
+    # when numba's came first (UMAP fitted before torch ran, as in a build that embeds in a
+    # child process: isolated.py) the two pools' spinning threads shared two cores: 500
+    # keywords took 42.9 s to embed instead of 0.8 s. workqueue has no spinning pool; UMAP
+    # fits as fast (11.5 s either way on a 2,000-point test).
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
     reproducible_kernels()
 
 
@@ -98,7 +104,11 @@ def engine_session(config: BuildConfig, log: Log) -> Iterator[None]:
 def _build(config: BuildConfig, cache_dir: Path, progress: bool, timer: StageTimer) -> BuildResult:
     # No "starting" line for reading: bad input must leave exactly one line on stderr.
     with timer.stage("read", None):
-        plan = plan_build(config, cache_dir=cache_dir, progress=progress)
+        plan = plan_build(config, cache_dir=cache_dir, progress=progress, log=timer.log)
+    if plan.choice is not None and plan.choice.rates:  # measured: say what and why
+        from explorer.build.encoder_choice import describe
+
+        timer.log(f"  Encoder: {describe(plan.choice)}.")
     run_id, corpus_dir = plan.run_id, cache_dir / config.name
     with runs.corpus_lock(corpus_dir):
         reused = runs.reusable(cache_dir, config.name, run_id, timer.log)
@@ -171,7 +181,9 @@ def _fitted_topics(
     how = f"the consensus of {FITS} seeded fits (UMAP 5-D, HDBSCAN)"
     if short:
         how = f"a short list's Ward cut (under {SHORT_LIST} papers)"
-    with timer.stage("topics", f"Fitting topics: {how}, c-TF-IDF, KeyBERT keywords"):
+    with timer.stage(
+        "topics", f"Fitting topics: {how}, areas and subtopics, c-TF-IDF, KeyBERT keywords"
+    ):
         topics = topic_stages.fit(plan, docs, embedded, graph)
     with timer.stage("projection", "Projecting to 2-D for the map"):
         coords = topic_stages.project(plan, embedded, graph, topics.fit.labels if short else None)

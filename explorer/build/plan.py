@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from enum import Enum
 from importlib import metadata
@@ -23,7 +24,7 @@ from explorer.atomic_files import sha256_file
 from explorer.build.cluster import describe as describe_clusterer
 from explorer.build.config import BuildConfig
 from explorer.build.corpus import Corpus
-from explorer.build.embed import Embedder
+from explorer.build.models import Embedder
 from explorer.build.projection import approximate_method
 from explorer.build.sample import sample_params
 from explorer.build.sources import detect_format, expand_inputs, read_inputs
@@ -31,7 +32,15 @@ from explorer.build.topics import TopicParams
 from explorer.manifest import SCHEMA_VERSION
 
 if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
+    from explorer.build.encoder_choice import Choice
     from explorer.build.keep import Base
+
+Log = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    """The default log: planning says nothing."""
+
 
 # Bump PIPELINE_VERSION in the same commit as any change to explorer/build/ that changes
 # what a build writes for the same inputs and options (topics, labels, coordinates,
@@ -71,7 +80,10 @@ if TYPE_CHECKING:  # keep.py is imported only by a `--keep-topics` build
 #  18: a short list's map keeps each topic together (projection.TARGET_WEIGHT)
 #  19: 24 consensus fits, were 16 (consensus.FITS); keyword candidates sorted
 #      (topics.sorted_keybert: their set order followed the hash seed)
-PIPELINE_VERSION = 19
+#  20: areas and subtopics cut from the consensus's own topic ids, before BERTopic numbers
+#      the topics (levels.renamed: equal sizes may order areas otherwise); a sample's
+#      subtopics keep their stability
+PIPELINE_VERSION = 20
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
@@ -104,10 +116,13 @@ class Plan:
     cache_dir: Path
     progress: bool
     base: Base | None = None  # the run whose topics are kept (BuildMode.KEEP_TOPICS)
+    choice: Choice | None = None  # how `auto` chose the precision (None: the user did)
 
 
-def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
-    """Read the inputs and decide the mode and the run id; no model is loaded."""
+def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool, log: Log = _quiet) -> Plan:
+    """Read the inputs and decide the mode, the encoder and the run id. No model is loaded,
+    except by `auto` on a new corpus when this machine has no verdict yet (a probe of a few
+    seconds, which `log` announces: encoder_choice.py)."""
     from explorer.build.topics import default_params
 
     config.validate()
@@ -124,8 +139,9 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         params = sample_params(
             n_papers, config.sample_size, min_topic_size=config.min_topic_size, seed=config.seed
         )
-    precision = _precision(config, cache_dir)
-    embedder = Embedder.of(config.embedding_model, cache_root=cache_dir, precision=precision)
+    embedder = Embedder.of(config.embedding_model, cache_root=cache_dir)
+    precision, choice = _precision(config, embedder, corpus, log)
+    embedder = replace(embedder, precision=precision)
     recorded = _recorded(config, params, embedder, mode, base, n_papers)
     code = code_versions()
     return Plan(
@@ -141,6 +157,7 @@ def plan_build(config: BuildConfig, *, cache_dir: Path, progress: bool) -> Plan:
         cache_dir=cache_dir,
         progress=progress,
         base=base,
+        choice=choice,
     )
 
 
@@ -182,7 +199,7 @@ def _recorded(
     """The manifest's `config`: every option that decides the output, hashed into the run id.
     Keys that came with later options are there only when those apply, so that the run ids
     of builds without them never change."""
-    from explorer.build.embed import model_id
+    from explorer.build.models import model_id
 
     recorded = {
         "embedding_model": config.embedding_model,
@@ -226,22 +243,28 @@ def _input_records(inputs: tuple[str, ...]) -> list[dict[str, object]]:
     ]
 
 
-def _precision(config: BuildConfig, cache_dir: Path) -> str:
-    """The precision to embed in.
+def _precision(
+    config: BuildConfig, embedder: Embedder, corpus: Corpus, log: Log
+) -> tuple[str, Choice | None]:
+    """The precision to embed in, and how `auto` chose it (None when the user forced one).
 
     'auto' keeps the precision of the corpus's latest run, whose embeddings are cached, so a
-    re-fit or an added paper never re-embeds the rest; a new corpus gets bfloat16 where the
-    CPU has it natively, else float32.
+    re-fit or an added paper never re-embeds the rest; a new corpus gets the encoder this
+    machine measured fastest (encoder_choice.decide).
     """
-    from explorer.build.embed import PRECISIONS, resolve_precision
+    from explorer.build.encoder_choice import Choice, decide
+    from explorer.build.models import resolve_precision
+    from explorer.build.settings import PRECISIONS
 
-    if config.embedding_precision == "auto":
-        previous = artifacts.read_prior_run(cache_dir, config.name)
-        if previous is not None:
-            kept = previous.embedding_precision
-            if kept in PRECISIONS:
-                return kept
-    return resolve_precision(config.embedding_precision)
+    if config.embedding_precision != "auto":
+        return resolve_precision(config.embedding_precision), None
+    previous = artifacts.read_prior_run(embedder.cache_root, config.name)
+    if previous is not None and previous.embedding_precision in PRECISIONS:
+        kept = previous.embedding_precision
+        return kept, Choice(kept, {}, f"kept from run {previous.run_id}")
+    texts = [paper.text for paper in corpus.papers]
+    choice = decide(embedder, texts, engine=config.engine, log=log)
+    return choice.precision, choice
 
 
 def package_versions(names: tuple[str, ...]) -> dict[str, str]:

@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from explorer.build.corpus import Corpus, Paper, dedupe
-from explorer.build.embed import CHUNK_SIZE, Embedder, text_key
+from explorer.build.embed import CHUNK_SIZE, EmbeddingCache, text_key
+from explorer.build.models import Embedder
 from explorer.build.sources import ReadOptions, expand_inputs, read_file
 from explorer.errors import ExplorerError, InputError
 
@@ -140,7 +141,7 @@ class _Embedder:
     def __init__(self, model_name: str, precision: str, threads: int) -> None:
         import torch
 
-        from explorer.build.embed import load_model, reproducible_kernels
+        from explorer.build.models import load_model, reproducible_kernels
 
         reproducible_kernels()  # the actor's process: before its first matrix product
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -194,7 +195,7 @@ def embed_missing(
     import ray
     from tqdm.auto import tqdm
 
-    cache = embedder.cache()
+    cache = EmbeddingCache.of(embedder)
     known = cache.load()
     missing: dict[str, str] = {}
     for text in texts:

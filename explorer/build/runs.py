@@ -135,6 +135,8 @@ def manifest(
         "versions": _versions(),
         "files": file_inventory(directory),
     }
+    if plan.choice is not None:
+        record["encoder_choice"] = plan.choice.record()
     made = Manifest.from_json(record, "", directory / MANIFEST)
     return replace(made, counts=_assigned_counts(plan, topics, made.counts))
 

@@ -17,7 +17,8 @@ from typing import Any
 # and so the smallest sample (`--sample-size`).
 MIN_DOCUMENTS = 10
 # What the embedder computes in (embed.py); `--embedding-precision auto` picks one of them.
-PRECISIONS = ("float32", "bfloat16")
+# onnx: float32 through onnxruntime over the model's ONNX export (not with --engine ray).
+PRECISIONS = ("float32", "bfloat16", "onnx")
 
 # Where a setting goes: a field of BuildConfig, of its ReadOptions, or of its RayOptions
 # (whose fields drop the `ray_` of the setting's name).
@@ -83,8 +84,10 @@ SETTINGS: tuple[Setting, ...] = (
             "sentence-transformers model: the packaged {default} (default) or a "
             "local model folder"),
     Setting("embedding_precision", "--embedding-precision", "auto", str,
-            "bfloat16 is ~2.5x faster on CPUs with native bfloat16 (AVX512-BF16, AMX) and "
-            "within 1e-4 cosine of float32; auto picks it where the CPU has it (default: auto)",
+            "what computes the vectors: torch float32, torch bfloat16 (fast on some CPUs with "
+            "AVX512-BF16 or AMX) or onnx (float32 in onnxruntime), all within 1e-4 cosine of "
+            "float32; auto times each on a new corpus's first build and keeps float32 unless "
+            "another is 1.2x faster on this machine (default: auto)",
             choices=("auto", *PRECISIONS)),
     Setting("text_column", "--text-column", None, str,
             "CSV/JSONL/Parquet: column with the abstract (default: abstract)", part=READ_OPTIONS),

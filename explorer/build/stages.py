@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from explorer.build.consensus import Stability
     from explorer.build.counts import PaperTerms
     from explorer.build.levels import Levels
+    from explorer.build.models import Embedder
     from explorer.build.plan import Plan
     from explorer.build.projection import KnnGraph
     from explorer.build.topics import TopicFit, TopicParams
@@ -60,17 +61,20 @@ class Topics:
 
     fit: TopicFit
     coords: np.ndarray  # the 2-D map, row i = paper i
-    levels: Levels | None = None  # kept or a sample's areas and subtopics; None: summarise cuts
+    levels: Levels  # areas and subtopics: cut with the fit, kept, or the sample's
     stability: Stability | None = None  # from the consensus's fits (none when topics are kept)
     kept: int = 0  # papers whose topic came from the kept run or the sample's fit
     added: int = 0  # papers assigned to those topics (assign.py)
 
 
 def embed(plan: Plan, docs: list[str], log: Callable[[str], None]) -> Embedded:
-    """Every paper's vector. The Ray engine embeds what the cache lacks on the cluster and
-    writes it there; the vectors are then read from the cache as after a local embedding.
-    The query encoder is exported here too (`log` says so), before the fit's memory."""
+    """Every paper's vector. What the cache lacks is embedded in a child process
+    (isolated.py says why), on the Ray cluster for `--engine ray`, and written to the
+    cache; this process then reads every vector from there. The query encoder is exported
+    in that child too (`log` says so), before the fit's memory."""
     from explorer.build.embed import embed_texts
+    from explorer.build.isolated import in_child
+    from explorer.build.models import unload_models
 
     on_cluster = 0
     if plan.config.engine == "ray":
@@ -82,13 +86,27 @@ def embed(plan: Plan, docs: list[str], log: Callable[[str], None]) -> Embedded:
             options=plan.config.ray or ray_engine.RayOptions(),
             progress=plan.progress,
         )
-    vectors, n_new = embed_texts(docs, plan.embedder, progress=plan.progress)
-    # Before the fit, whatever was embedded: the export's cheapest moment (a no-op when the
-    # cache already holds it intact).
+    n_new, skipped = in_child(_embed_and_export, docs, plan.embedder, plan.progress, log)
+    if skipped is not None:  # said once by the encoder stage, not tried again
+        from explorer.build.encoder_export import remember_skip
+
+        remember_skip(plan.embedder, skipped)
+    vectors, _ = embed_texts(docs, plan.embedder, progress=False)  # read from the cache
+    unload_models()  # where the child ran here: the topic fits come next
+    return Embedded(vectors=vectors, n_new=n_new + on_cluster)
+
+
+def _embed_and_export(
+    docs: list[str], embedder: Embedder, progress: bool, log: Callable[[str], None]
+) -> tuple[int, str | None]:
+    """Embed what the cache lacks and export the query encoder (a no-op when the cache
+    holds it intact): the export's cheapest moment, before the fit. How many were new, and
+    why there is no export when the model cannot have one."""
+    from explorer.build.embed import embed_texts
     from explorer.build.encoder_export import export_early
 
-    export_early(plan.embedder, log=log)
-    return Embedded(vectors=vectors, n_new=n_new + on_cluster)
+    _, n_new = embed_texts(docs, embedder, progress=progress)
+    return n_new, export_early(embedder, log=log)
 
 
 def neighbours(plan: Plan, embedded: Embedded) -> KnnGraph:
@@ -110,8 +128,8 @@ def graph_k(params: TopicParams) -> int:
 def summarise(
     plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph, topics: Topics
 ) -> Summary:
-    """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics; areas
-    and subtopics are cut here unless the topic stage brought them (kept, or a sample's)."""
+    """Topics, per-paper topic mixes, neighbours, hierarchy and keyword statistics, and
+    every node's phrase labels (the areas and subtopics came with the topic stage)."""
     fit, coords = topics.fit, topics.coords
     vectors, labels = embedded.vectors, fit.labels
     papers = pd.DataFrame([asdict(p) for p in plan.corpus.papers])
@@ -132,7 +150,8 @@ def summarise(
         representatives=summaries.representative_papers(vectors, labels, centroids, topic_ids, ids),
         positions=summaries.classical_mds(similarity),
     )
-    nodes, levels = _levels_and_labels(plan, papers, vectors, labels, coords, topics.levels)
+    levels = topics.levels
+    nodes = _labelled_nodes(plan, papers, labels, coords, levels)
     table = _with_phrase_labels(table, nodes)
     scores = topics.stability.topics if topics.stability else {}
     table["stability"] = [scores.get(int(t), np.nan) for t in table["topic_id"]]
@@ -197,31 +216,15 @@ def _stability_counts(stability: Stability | None) -> dict | None:
     }
 
 
-def _levels_and_labels(
-    plan: Plan,
-    papers: pd.DataFrame,
-    vectors: np.ndarray,
-    labels: np.ndarray,
-    coords: np.ndarray,
-    levels: Levels | None,
-) -> tuple[pd.DataFrame, Levels]:
-    """Areas and subtopics around the fitted topics (cut here unless given), each node with
-    its phrase labels."""
+def _labelled_nodes(
+    plan: Plan, papers: pd.DataFrame, labels: np.ndarray, coords: np.ndarray, levels: Levels
+) -> pd.DataFrame:
+    """The nodes table: every area, topic and subtopic with its phrase labels."""
     from explorer.build.labels.nodes import label_nodes
-    from explorer.build.levels import build_levels
 
-    if levels is None:
-        levels = build_levels(
-            vectors,
-            labels,
-            min_topic_size=plan.params.min_topic_size,
-            seed=plan.params.seed,
-            cache_root=plan.cache_dir,
-            clusterer=plan.config.clusterer,
-        )
     members, parent_of = summaries.node_members(labels, levels)
     phrase = label_nodes(papers["abstract"].tolist(), members, parent_of, seed=plan.params.seed)
-    return summaries.node_table(members, parent_of, phrase, levels, coords), levels
+    return summaries.node_table(members, parent_of, phrase, levels, coords)
 
 
 def _with_phrase_labels(topics: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
@@ -266,7 +269,7 @@ def export_encoder(plan: Plan, log: Callable[[str], None]) -> dict:
 
 def write(plan: Plan, directory: Path, summary: Summary, fit: TopicFit, embedded: Embedded) -> None:
     """Every artifact of the run into `directory` (the manifest comes after, from pipeline)."""
-    from explorer.build.embed import model_id
+    from explorer.build.models import model_id
 
     for name in artifacts.TABLES:
         artifacts.write_table(directory, name, summary.tables[name])

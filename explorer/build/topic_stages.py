@@ -37,15 +37,26 @@ if TYPE_CHECKING:
 def fit(plan: Plan, docs: list[str], embedded: Embedded, graph: KnnGraph) -> Topics:
     """The consensus partition (topics.partition), each topic's stability over its fits,
     and BERTopic's keyword representation; the map is projected by `project`."""
+    from explorer.build.levels import build_levels, renamed
     from explorer.build.topics import partition
 
     part = partition(
         embedded.vectors, graph, plan.params, plan.cache_dir, plan.config.clusterer,
         progress=plan.progress,
     )  # fmt: skip
+    # The subtopics' fits too, while the worker processes are up and before BERTopic and
+    # the model load here (`_represent` releases the workers first): the build's peak
+    # memory is either the fits or that, never both.
+    levels = build_levels(
+        embedded.vectors, part.labels, min_topic_size=plan.params.min_topic_size,
+        seed=plan.params.seed, cache_root=plan.cache_dir, clusterer=plan.config.clusterer,
+    )  # fmt: skip
     fitted = _represent(plan, docs, embedded, part)
     empty = np.zeros((0, 2), dtype=np.float32)
-    return Topics(fitted, empty, stability=topic_stability(part.fits, fitted.labels))
+    return Topics(
+        fitted, empty, levels=renamed(levels, part.labels, fitted.labels),
+        stability=topic_stability(part.fits, fitted.labels),
+    )  # fmt: skip
 
 
 def keep(plan: Plan, docs: list[str], embedded: Embedded) -> Topics:
@@ -157,10 +168,16 @@ def _given(
 
 
 def _represent(plan: Plan, docs: list[str], embedded: Embedded, part: Partition) -> TopicFit:
-    """BERTopic's keywords for a finished partition (topics.represent)."""
+    """BERTopic's keywords for a finished partition (topics.represent); the model its
+    keyword candidates loaded is dropped after (the subtopics' fits come next)."""
+    from explorer.build.consensus import release_workers
+    from explorer.build.models import unload_models
     from explorer.build.topics import represent
 
-    return represent(docs, embedded.vectors, part, plan.params, embedder=plan.embedder)
+    release_workers()  # no fit follows: their memory goes before BERTopic and the model come
+    fitted = represent(docs, embedded.vectors, part, plan.params, embedder=plan.embedder)
+    unload_models()
+    return fitted
 
 
 def project(

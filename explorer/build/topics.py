@@ -18,7 +18,8 @@ import numpy as np
 from explorer.build import consensus, settings
 from explorer.build.cluster import Clusterer, for_topics
 from explorer.build.consensus import renumber_by_size
-from explorer.build.embed import Embedder, embed_texts
+from explorer.build.embed import embed_texts
+from explorer.build.models import Embedder
 from explorer.build.projection import KnnGraph, UmapParams
 from explorer.errors import InputError
 from explorer.node_ids import OUTLIER

@@ -26,6 +26,7 @@ def info_summary(run: artifacts.Run) -> dict:
         "venues": list(counts.venues),
         "embedding_model": m.config.embedding_model_id,
         "embedding_precision": m.config.embedding_precision,
+        "encoder_choice": m.encoder_choice,
         "params": m.config.params,
         "timings": m.timings,
         "counts": counts.to_json(),
@@ -48,7 +49,20 @@ def print_info(run: artifacts.Run, summary: dict) -> None:
     if quality:
         print("  coherence: " + quality)
     print(f"  model: {summary['embedding_model']} ({summary['embedding_precision']})")
+    for line in _choice_line(run.manifest.encoder_choice):
+        print(line)
     print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in summary["timings"].items()))
+
+
+def _choice_line(record: dict | None) -> list[str]:
+    """How `auto` chose the encoder, as one line, or none."""
+    from explorer.build.encoder_choice import Choice, describe
+
+    try:
+        choice = Choice(str(record["precision"]), dict(record["rates"]), str(record["how"]))
+    except (TypeError, KeyError, ValueError):
+        return []  # forced by the user, or a record this version cannot read
+    return [f"  encoder: {describe(choice)}"]
 
 
 def _levels_line(levels: LevelCounts) -> str:
@@ -102,6 +116,7 @@ def print_build_summary(run: artifacts.Run, reused: bool) -> None:
         f"  papers: {c.papers} kept, {c.skipped} skipped, {c.merged} duplicates merged",
         f"  embedded: {c.embedded_new} new, {c.embedded_cached} from cache"
         f" ({m.config.embedding_precision})",
+        *_choice_line(m.encoder_choice),
         f"  topics: {c.topics}, outliers: {c.outliers} ({c.outlier_share:.1%})",
         "  levels: " + _levels_line(c.levels),
         *[f"  coherence: {q}" for q in [_quality_line(c.levels)] if q],

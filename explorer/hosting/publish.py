@@ -63,7 +63,7 @@ PACKAGE_ALLOW = (
     "hosting/__init__.py", "hosting/settings.py", "hosting/options.py", "hosting/checks.py",
     "hosting/edit_key.py", "hosting/haproxy.py", "hosting/processes.py", "hosting/supervisor.py",
     "hosting/serve.py",
-    "build/__init__.py", "build/embed.py", "build/memory.py", "build/settings.py",
+    "build/__init__.py", "build/models.py", "build/memory.py", "build/settings.py",
 )  # fmt: skip
 
 

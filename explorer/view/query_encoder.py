@@ -32,7 +32,7 @@ def model_available() -> bool:
     try:
         return all(
             importlib.util.find_spec(name) is not None
-            for name in ("sentence_transformers", "explorer.build.embed")
+            for name in ("sentence_transformers", "explorer.build.models")
         )
     except ModuleNotFoundError:  # explorer.build itself absent
         return False
@@ -68,7 +68,7 @@ def load_encoder(name: str, onnx: EncoderRef | None = None) -> OnnxEncoder | Mod
             why_not = f"its ONNX export failed: {str(exc).splitlines()[0][:160]}"
     if not model_available():
         raise ExplorerError(why_not or "no encoder here")
-    from explorer.build.embed import load_model
+    from explorer.build.models import load_model
 
     return ModelEncoder(load_model(name, progress=False))
 

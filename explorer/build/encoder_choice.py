@@ -1,0 +1,226 @@
+"""`--embedding-precision auto`: the encoder this host runs fastest, chosen by measurement.
+
+A cold build is mostly embedding, and CPU flags do not predict which encoder is fastest: on
+one Xeon with AVX512-BF16 and AMX bfloat16 ran slower than float32 (22.7 vs 27.4 abstracts/s)
+while on an AMD EPYC with AVX512-BF16 it ran 2.6x faster. So a corpus's first build times
+each encoder the host can run on a short fixed sample of the corpus's own texts (`probe`)
+and keeps torch float32 unless another is at least MARGIN times faster (`choose`), so that
+timing noise cannot flip the choice between two builds. The verdict is kept per machine,
+model and package versions under ``<cache>/encoders/choices/`` (`decide`): later corpora on
+the same host read it instead of probing. A re-fit or `--add` keeps its corpus's precision
+(plan._precision), so it never re-embeds.
+
+The encoders: torch float32 (the reference), torch bfloat16 (autocast; offered only where
+the CPU has bfloat16 natively, else it is emulated and several times slower) and onnxruntime
+float32 over the model's ONNX export (when onnxruntime is installed and the model exports;
+not on `--engine ray`, whose actors run torch). Each keeps the guarantees of
+tests/test_embed.py: a vector is bit-identical whatever shares its batch and at any thread
+count, and within 1e-4 cosine of torch float32's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from explorer.atomic_files import atomic_write_text
+
+if TYPE_CHECKING:
+    from explorer.build.models import Embedder
+
+Log = Callable[[str], None]
+Clock = Callable[[], float]
+
+BASELINE = "float32"
+# Another encoder replaces float32 only when at least this much faster: the rates of two
+# probes on one host differ by a few percent, so a near tie never flips between builds.
+MARGIN = 1.2
+# Texts timed per encoder, each timing repeated REPEATS times (the median kept), after
+# WARMUP texts that pay for first-call costs (allocations, oneDNN's kernel selection).
+# 16 abstracts take ~0.4-0.8 s per timing on 2 cores (float32, 20-35 abstracts/s): with
+# 3 encoders the probe takes 5-8 s, once per machine.
+PROBE_TEXTS = 16
+WARMUP = 8
+REPEATS = 3
+# Verdicts kept per machine (`machine`): cache/encoders/choices/<key>.json.
+CHOICES = Path("encoders") / "choices"
+# Bump when the probe or the rule changes: older verdicts are measured again.
+CHOICE_VERSION = 1
+_PACKAGES = ("torch", "onnxruntime", "transformers", "tokenizers", "sentence-transformers")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What `auto` chose and why: the precision, each encoder's rate (abstracts per second
+    on the probe's texts), and how the verdict was reached ("measured", "measured earlier
+    on this machine", or "kept from run <id>")."""
+
+    precision: str
+    rates: dict[str, float]
+    how: str
+
+    def record(self) -> dict:
+        """The manifest's `encoder_choice`."""
+        return asdict(self)
+
+
+def describe(choice: Choice) -> str:
+    """One line for the build's log, the build summary and `explorer info`."""
+    order = sorted(choice.rates, key=lambda name: (name != BASELINE, name))
+    parts = [f"{name} {choice.rates[name]:.1f}/s" for name in order]
+    base, chosen = choice.rates.get(BASELINE), choice.rates.get(choice.precision)
+    if base and chosen and choice.precision != BASELINE:
+        parts.insert(0, f"{chosen / base:.2f}x {BASELINE}")
+    return f"auto chose {choice.precision} ({'; '.join([*parts, choice.how])})"
+
+
+def choose(rates: dict[str, float], margin: float = MARGIN) -> str:
+    """float32 unless the fastest other encoder is at least `margin` times its rate."""
+    best = max(rates, key=lambda name: rates[name])
+    if best != BASELINE and rates[best] >= margin * rates[BASELINE]:
+        return best
+    return BASELINE
+
+
+def probe_sample(texts: Sequence[str], n: int = PROBE_TEXTS + WARMUP) -> list[str]:
+    """A fixed sample of the corpus's own texts: the first `n` by content hash, so the same
+    corpus gives the same sample whatever the order of its files."""
+    from explorer.build.embed import text_key
+
+    unique = {text_key(t): t for t in texts}
+    return [unique[k] for k in sorted(unique)[:n]]
+
+
+def measure(
+    encode: Callable[[list[str]], object], sample: list[str], *, clock: Clock = time.perf_counter
+) -> float:
+    """Texts per second: the median of REPEATS timings of `sample[WARMUP:]`, after one
+    untimed pass over `sample[:WARMUP]`."""
+    warm, timed = sample[:WARMUP], sample[WARMUP:] or sample
+    if warm:
+        encode(warm)
+    seconds = []
+    for _ in range(REPEATS):
+        start = clock()
+        encode(timed)
+        seconds.append(clock() - start)
+    return len(timed) / max(statistics.median(seconds), 1e-9)
+
+
+def encoders(embedder: Embedder, engine: str = "local") -> list[str]:
+    """The encoders this host can run for `embedder`'s model, float32 first."""
+    from explorer.build.models import native_bfloat16
+    from explorer.onnx_encoder import runtime_available
+
+    names = [BASELINE]
+    if native_bfloat16():
+        names.append("bfloat16")
+    if engine == "local" and runtime_available():
+        names.append("onnx")
+    return names
+
+
+def probe(
+    embedder: Embedder,
+    texts: Sequence[str],
+    engine: str = "local",
+    clock: Clock = time.perf_counter,
+) -> dict[str, float]:
+    """Each encoder's rate on the corpus's probe sample; an encoder that cannot load (a
+    model with no faithful ONNX export) is left out."""
+    from dataclasses import replace
+
+    from explorer.build.embed import encode_chunk, load_encoder
+    from explorer.build.models import unload_models
+    from explorer.errors import ExplorerError
+
+    sample = probe_sample(texts)
+    rates = {}
+    for name in encoders(embedder, engine):
+        try:
+            model = load_encoder(replace(embedder, precision=name), progress=False)
+        except ExplorerError:
+            continue
+        rates[name] = round(measure(lambda b, m=model, p=name: encode_chunk(m, b, p), sample,
+                                    clock=clock), 2)  # fmt: skip
+        del model  # an onnxruntime session's arena is not kept for the build
+    unload_models()
+    return rates
+
+
+def decide(
+    embedder: Embedder,
+    texts: Sequence[str],
+    *,
+    engine: str = "local",
+    log: Log,
+    clock: Clock = time.perf_counter,
+) -> Choice:
+    """The choice for a new corpus: this machine's kept verdict, else a probe (kept)."""
+    path = Path(embedder.cache_root) / CHOICES / f"{machine_key(embedder, engine)}.json"
+    kept = _read(path)
+    if kept is not None:
+        return Choice(kept["precision"], kept["rates"], "measured earlier on this machine")
+    log(f"Timing each encoder on {PROBE_TEXTS} of the corpus's abstracts (once per machine)…")
+    from explorer.build.isolated import in_child
+
+    # In a child process: the build's own process should not hold torch (isolated.py).
+    rates = in_child(probe, embedder, probe_sample(texts), engine, clock)
+    precision = choose(rates)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"precision": precision, "rates": rates, "machine": machine(embedder, engine)}
+    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True))
+    return Choice(precision, rates, "measured")
+
+
+def _read(path: Path) -> dict | None:
+    """A kept verdict, or None when there is none or it is unreadable (probed again)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        precision, rates = record["precision"], record["rates"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    from explorer.build.settings import PRECISIONS
+
+    valid = isinstance(rates, dict) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in rates.values()
+    )
+    return record if precision in PRECISIONS and valid else None
+
+
+def machine(embedder: Embedder, engine: str = "local") -> dict:
+    """What decides the encoders' speeds: the CPU (model, core count, vector instructions),
+    the packages that run the model, the model's weights and the probe's version."""
+    from explorer.build.models import cpu_flags, package_version, usable_cores
+
+    return {
+        "cpu": _cpu_model(),
+        "arch": platform.machine(),
+        "cores": usable_cores(),
+        "flags": cpu_flags(),
+        "packages": {p: package_version(p) for p in _PACKAGES},
+        "weights": embedder.weights,
+        "engine": engine,
+        "choice_version": CHOICE_VERSION,
+    }
+
+
+def machine_key(embedder: Embedder, engine: str = "local") -> str:
+    text = json.dumps(machine(embedder, engine), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"

@@ -1,0 +1,166 @@
+"""`--embedding-precision auto` chooses by measurement (explorer/build/encoder_choice.py):
+the rule and the verdict's keeping on a fake clock (no timed assertion), one real probe."""
+
+import json
+
+import pytest
+
+from explorer.build import encoder_choice
+from explorer.build.encoder_choice import Choice, choose, decide, describe, measure, probe_sample
+from explorer.build.models import Embedder
+from explorer.errors import InputError
+
+
+def test_float32_is_kept_unless_another_is_at_least_the_margin_faster():
+    assert choose({"float32": 10.0, "bfloat16": 11.9, "onnx": 11.0}) == "float32"
+    assert choose({"float32": 10.0, "bfloat16": 12.0, "onnx": 11.0}) == "bfloat16"
+    assert choose({"float32": 10.0, "bfloat16": 12.5, "onnx": 30.0}) == "onnx"
+    assert choose({"float32": 10.0, "bfloat16": 9.0}) == "float32"
+    assert choose({"float32": 10.0}) == "float32"
+
+
+class FakeClock:
+    """Time advances only when the fake encoder 'works': `per_text` seconds per text, and
+    `slow_once` seconds more on one timed call (a hiccup the median must ignore)."""
+
+    def __init__(self, per_text: float, slow_once: int | None = None) -> None:
+        self.now, self.per_text, self.calls, self.slow_once = 0.0, per_text, 0, slow_once
+
+    def __call__(self) -> float:
+        return self.now
+
+    def encode(self, texts: list[str]) -> None:
+        self.calls += 1
+        self.now += self.per_text * len(texts) + (5.0 if self.calls == self.slow_once else 0.0)
+
+
+def test_the_rate_is_the_median_of_three_after_a_warm_up():
+    sample = [f"text {i}" for i in range(encoder_choice.WARMUP + encoder_choice.PROBE_TEXTS)]
+    clock = FakeClock(per_text=0.05, slow_once=3)  # the warm-up is call 1; call 3 is slow
+    rate = measure(clock.encode, sample, clock=clock)
+    assert clock.calls == 1 + encoder_choice.REPEATS
+    assert rate == pytest.approx(1 / 0.05)
+
+
+def test_the_probe_sample_is_the_corpus_s_own_and_order_free():
+    texts = [f"abstract number {i}" for i in range(100)]
+    sample = probe_sample(texts)
+    assert len(sample) == encoder_choice.PROBE_TEXTS + encoder_choice.WARMUP
+    assert set(sample) <= set(texts)
+    assert probe_sample(list(reversed(texts))) == sample
+    assert probe_sample(texts[:5]) == probe_sample(list(reversed(texts[:5])))  # a short list
+
+
+@pytest.fixture
+def fake_probe(monkeypatch):
+    """encoder_choice.probe on fake clocks: float32 20/s, bfloat16 50/s, onnx 22/s, run in
+    this process (so its calls can be counted; the child process has tests of its own)."""
+    from explorer.build import isolated
+
+    calls = []
+    speeds = {"float32": 0.05, "bfloat16": 0.02, "onnx": 1 / 22}
+    monkeypatch.setattr(isolated, "in_child", lambda function, *args: function(*args))
+
+    def probe(embedder, texts, engine="local", clock=None):
+        calls.append(engine)
+        sample = probe_sample(texts)
+        rates = {}
+        for name in ("float32", "bfloat16", "onnx"):
+            fake = FakeClock(per_text=speeds[name])
+            rates[name] = round(measure(fake.encode, sample, clock=fake), 2)
+        return rates
+
+    monkeypatch.setattr(encoder_choice, "probe", probe)
+    return calls
+
+
+def test_a_verdict_is_measured_once_per_machine_then_read(tmp_path, fake_probe):
+    embedder = Embedder("m", "weights-1", "float32", tmp_path)
+    texts = [f"paper {i}" for i in range(40)]
+    said = []
+    first = decide(embedder, texts, log=said.append)
+    assert first == Choice(
+        "bfloat16", {"float32": 20.0, "bfloat16": 50.0, "onnx": 22.0}, "measured"
+    )
+    assert len(said) == 1 and "Timing each encoder" in said[0]
+    again = decide(embedder, ["another corpus"] * 3, log=said.append)
+    assert (again.precision, again.rates) == (first.precision, first.rates)
+    assert again.how == "measured earlier on this machine" and len(fake_probe) == 1
+    kept = json.loads(next((tmp_path / encoder_choice.CHOICES).glob("*.json")).read_text())
+    assert kept["machine"]["weights"] == "weights-1" and kept["machine"]["cores"] >= 1
+    other = Embedder("m", "weights-2", "float32", tmp_path)  # another model: measured again
+    decide(other, texts, log=said.append)
+    assert len(fake_probe) == 2
+
+
+def test_an_unreadable_verdict_is_measured_again(tmp_path, fake_probe):
+    embedder = Embedder("m", "w", "float32", tmp_path)
+    decide(embedder, ["a", "b"], log=lambda m: None)
+    (path,) = (tmp_path / encoder_choice.CHOICES).glob("*.json")
+    for broken in ("{", json.dumps({"precision": "float64", "rates": {}}), "[]"):
+        path.write_text(broken)
+        assert decide(embedder, ["a", "b"], log=lambda m: None).how == "measured"
+    assert len(fake_probe) == 4
+
+
+def test_describe_says_what_was_chosen_and_each_rate():
+    line = describe(
+        Choice("bfloat16", {"onnx": 22.0, "float32": 20.0, "bfloat16": 50.0}, "measured")
+    )
+    assert line == (
+        "auto chose bfloat16 (2.50x float32; float32 20.0/s; bfloat16 50.0/s; onnx 22.0/s; "
+        "measured)"
+    )
+    assert describe(Choice("float32", {}, "kept from run abc")) == (
+        "auto chose float32 (kept from run abc)"
+    )
+
+
+def test_ray_builds_are_never_offered_onnx(tmp_path):
+    embedder = Embedder("m", "w", "float32", tmp_path)
+    assert "onnx" not in encoder_choice.encoders(embedder, "ray")
+    assert encoder_choice.encoders(embedder)[0] == "float32"
+
+
+def test_onnx_with_the_ray_engine_is_one_line():
+    from explorer.build.config import BuildConfig
+
+    config = BuildConfig(name="c", inputs=("x",), engine="ray", embedding_precision="onnx")
+    with pytest.raises(InputError, match="--embedding-precision onnx runs on this machine"):
+        config.validate()
+
+
+def test_a_real_probe_times_every_encoder_this_host_can_run(tmp_path):
+    """The packaged model on a few seed abstracts: a rate for every encoder offered (its
+    value is this host's and is not asserted), and a choice among them."""
+    from explorer.build.sources import ReadOptions, read_inputs
+    from tests.conftest import SEED_DIR
+
+    texts = [p.text for p in read_inputs((str(SEED_DIR),), ReadOptions()).papers]
+    embedder = Embedder.of(cache_root=tmp_path)
+    rates = encoder_choice.probe(embedder, texts)
+    assert set(rates) == set(encoder_choice.encoders(embedder))
+    assert all(rate > 0 for rate in rates.values())
+    assert choose(rates) in rates
+
+
+@pytest.mark.realbuild
+def test_auto_plans_a_new_corpus_by_measurement_and_says_so(tmp_path):
+    """`make run`'s path: the seed corpus planned with `auto` in a fresh cache probes once,
+    records the choice, and a second corpus on this machine reads the verdict."""
+    from explorer.build.pipeline import plan_build
+    from explorer.cli.report import _choice_line
+    from tests.conftest import SEED_DIR, build_config
+
+    said = []
+    config = build_config("seed", [SEED_DIR], embedding_precision="auto")
+    plan = plan_build(config, cache_dir=tmp_path, progress=False, log=said.append)
+    assert plan.choice.how == "measured" and plan.embedder.precision == plan.choice.precision
+    assert plan.recorded["embedding_precision"] == plan.choice.precision
+    assert said and set(plan.choice.rates) == set(encoder_choice.encoders(plan.embedder))
+    (line,) = _choice_line(plan.choice.record())
+    assert line.startswith(f"  encoder: auto chose {plan.choice.precision} (")
+    other = build_config("other", [SEED_DIR], embedding_precision="auto")
+    again = plan_build(other, cache_dir=tmp_path, progress=False)
+    assert again.choice.how == "measured earlier on this machine"
+    assert again.embedder.precision == plan.embedder.precision
