@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view.charts.maps import paper_in_topic
-from explorer.view.text import md, md_format
+from explorer.view.text import md, md_format, md_math
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, filtered
 from explorer.view.ui.router import ensure_router
@@ -57,7 +57,7 @@ if len(shown) > PICKER_OPTIONS:
 if paper_id:
     row = int(data.row_of([paper_id])[0])
     paper = data.papers.iloc[row]
-    st.subheader(md(paper["title"]), anchor=False)
+    st.subheader(md_math(paper["title"]), anchor=False)
     if paper["title_derived"]:
         st.caption("Title derived from the abstract's first sentence (the source has no titles).")
     st.text(paper["authors"] or "(authors unknown)")
@@ -70,7 +70,7 @@ if paper_id:
     for label, url in (("Paper", paper["url"]), ("Code", paper["code_url"])):
         if str(url).startswith(("https://", "http://")):
             st.link_button(md(label), url)
-    st.text(paper["abstract"])
+    st.markdown(md_math(paper["abstract"]))
     st.markdown(
         md_format(
             "**Topic:** {topic} · probability {p:.2f}",

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from explorer.view.text import md_math
 from tests.conftest import EDIT_KEY, ROOT, shown, topic_ids
 
 TIMEOUT = 60
@@ -127,7 +128,8 @@ def test_papers_deep_link_opens_that_paper(app, seed_run):
     papers = seed_run.table("papers")
     target = papers.iloc[5]
     at = run_page(app, "papers", paper=target["paper_id"])
-    assert target["abstract"] in [t.value for t in at.text]
+    # Shown as Markdown: escaped text, its allowed math spans left for KaTeX (md_math).
+    assert md_math(target["abstract"]) in [m.value for m in at.markdown]
     similar = at.dataframe[1].value
     assert len(similar) == 10
 
@@ -325,6 +327,19 @@ def test_the_share_link_names_the_corpus_even_when_it_is_the_default(app, seed_r
     assert "corpus" not in at.query_params  # the picker's default: Streamlit's URL omits it
     (link,) = [c.value for c in at.sidebar.code]
     assert f"corpus={seed_run.corpus}" in link and "ask=spiking" in link
+
+
+def test_a_share_link_too_long_for_a_shared_server_is_said_to_be(app):
+    """A view whose link is over MAX_LINK_CHARS (the proxy answers such links with a page
+    saying they are too long) gets a warning above its link; a short one gets none."""
+    from explorer.hosting.settings import MAX_LINK_CHARS
+
+    at = run_page(app, "topic_map", ask="spiking neural networks")
+    assert not at.sidebar.warning
+    at = run_page(app, "topic_map", note="x" * MAX_LINK_CHARS)
+    (link,) = [c.value for c in at.sidebar.code]
+    assert len(link) > MAX_LINK_CHARS
+    assert any("characters long" in shown(w.value) for w in at.sidebar.warning)
 
 
 def test_search_respects_filters_and_falls_back_without_the_model(app, seed_run, monkeypatch):

@@ -53,8 +53,8 @@ def test_dedupe_is_independent_of_input_order():
 
 
 def test_tex_text_commands_are_dropped_but_math_stays():
-    from explorer.build.corpus import strip_tex_commands
+    from explorer.build.markup import plain_text
 
     text = r"We \emph{robustly} fit {\em deep} nets, \textbf{\textit{nested}}; $\emph{m}$ \em on"
-    assert strip_tex_commands(text) == r"We robustly fit deep nets, nested; $\emph{m}$ on"
-    assert strip_tex_commands(r"an \item and \(\textit{x}\)") == r"an \item and \(\textit{x}\)"
+    assert plain_text(text) == r"We robustly fit deep nets, nested; $\emph{m}$ on"
+    assert plain_text(r"an \item and \(\textit{x}\)") == r"an \item and \(\textit{x}\)"

@@ -23,6 +23,7 @@ WORKERS = [
     supervisor.Worker("w1", 5001, Path("w1.log")),
     supervisor.Worker("w2", 5002, Path("w2.log")),
 ]
+PAGE = ROOT / "cache" / settings.LONG_LINK_PAGE  # rendered only: never read
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def _serve(capsys, cache: Path, *args: str) -> tuple[int, str]:
 
 def test_config_is_cookie_sticky_health_checked_and_keeps_websockets_open():
     config = options.ServeConfig(app_dir=ROOT, cache_dir=ROOT / "cache", workers=2, port=8600)
-    text = haproxy.render_config(config, WORKERS)
+    text = haproxy.render_config(config, WORKERS, PAGE)
     assert "bind 127.0.0.1:8600" in text
     assert "cookie SERVERID insert indirect nocache" in text
     assert "server w1 127.0.0.1:5001 cookie w1" in text
@@ -72,13 +73,13 @@ def test_idle_visitors_stay_connected_through_the_proxy():
 
 
 def test_client_limits_key_on_the_trusted_header_only_when_asked():
-    plain = haproxy.render_config(options.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
+    plain = haproxy.render_config(options.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS, PAGE)
     assert "tcp-request connection track-sc0 src" in plain
     assert f"sc0_conn_cur gt {settings.CLIENT_CONNS}" in plain
     proxied = options.ServeConfig(
         ROOT, ROOT / "cache", 2, client_conns=7, client_address_header="X-Forwarded-For"
     )
-    text = haproxy.render_config(proxied, WORKERS)
+    text = haproxy.render_config(proxied, WORKERS, PAGE)
     assert "http-request track-sc0 req.hdr_ip(X-Forwarded-For,-1)" in text
     assert "sc0_conn_cur gt 7" in text and "track-sc0 src" not in text
 
@@ -98,9 +99,9 @@ def test_haproxy_accepts_the_config(tmp_path):
     config = options.ServeConfig(
         app_dir=ROOT, cache_dir=tmp_path, workers=2, port=8600, health_port=8601
     )
-    cfg = tmp_path / "haproxy.cfg"
-    cfg.write_text(haproxy.render_config(config, WORKERS))
-    haproxy.check_config(path, cfg)  # raises with haproxy's complaint
+    cfg = haproxy.write_config(config, WORKERS, tmp_path)
+    haproxy.check_config(path, cfg)  # raises with haproxy's complaint (the page included)
+    assert "too long" in (tmp_path / settings.LONG_LINK_PAGE).read_text()
 
 
 def test_without_haproxy_one_line_says_how_to_install(monkeypatch, capsys, one_corpus):
@@ -212,7 +213,7 @@ def test_a_hung_worker_is_killed_and_restarted(monkeypatch, tmp_path):
 
 
 def test_a_marked_down_worker_loses_its_sessions():
-    text = haproxy.render_config(options.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS)
+    text = haproxy.render_config(options.ServeConfig(ROOT, ROOT / "cache", 2), WORKERS, PAGE)
     assert "on-marked-down shutdown-sessions" in text
 
 

@@ -6,13 +6,22 @@ tests/e2e/test_injection.py proves in Chromium that what these produce renders l
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from explorer.view.text import WORD_JOINER, md, md_format, plot
+from explorer.view.text import (
+    MATH_COMMANDS,
+    MAX_MATH_CHARS,
+    WORD_JOINER,
+    md,
+    md_format,
+    md_math,
+    plot,
+)
 from tests.conftest import ROOT, shown
 
 # Streamlit calls whose text argument is rendered as Markdown.
@@ -22,7 +31,7 @@ MARKDOWN_CALLS = {
     "selectbox", "multiselect", "text_input", "slider", "checkbox", "toggle", "radio",
     "button", "download_button", "link_button", "page_link", "number_input",
 }  # fmt: skip
-SAFE_BUILDERS = {"md", "md_format"}
+SAFE_BUILDERS = {"md", "md_format", "md_math"}
 VIEW_FILES = [
     ROOT / "app.py",
     *(ROOT / "pages").glob("*.py"),
@@ -126,3 +135,50 @@ def test_counted_puts_its_noun_in_number():
     assert counted(1, "best match", "best matches") == "1 best match"
     assert counted(0, "paper", "papers") == "0 papers"
     assert counted(2048, "paper", "papers") == "2,048 papers"
+
+
+def katex_spans(markdown: str) -> list[str]:
+    """The bodies between unescaped dollars, as CommonMark reads them (a backslash escapes
+    the next character, `\\\\` included): what Streamlit's Markdown hands KaTeX."""
+    spans, current, i = [], None, 0
+    while i < len(markdown):
+        char = markdown[i]
+        if char == "\\":
+            if current is not None:
+                current += markdown[i : i + 2]
+            i += 2
+            continue
+        if char == "$":
+            if current is None:
+                current = ""
+            else:
+                spans.append(current)
+                current = None
+        elif current is not None:
+            current += char
+        i += 1
+    return spans
+
+
+@pytest.mark.parametrize(
+    ("text", "math"),
+    [
+        (r"regret $O(\sqrt{T})$ bound", [r"O(\sqrt{T})"]),
+        (r"$a_{i}^{2}$ and $$\sum_i x_i$$", ["a_{i}^{2}", r"\sum_i x_i"]),
+        ("costs $5 and $10", []),  # pandoc's rule: a dollar amount is no math
+        ("$ x$ and $x $", []),
+        (r"$\{x\}$", [r"\{x\}"]),
+        (r"$\href{u}{v}$ $\color{red}{x}$ $a \\ b$ ${x$", []),
+    ],
+)
+def test_math_spans_are_rendered_only_when_allowed(text, math):
+    shown = md_math(text)
+    assert katex_spans(shown) == math
+
+
+@given(st.text(max_size=200))
+def test_math_helper_leaves_nothing_but_allowed_math(value):
+    shown = md_math(value)
+    for body in katex_spans(shown):
+        assert set(re.findall(r"\\([A-Za-z]+)", body)) <= MATH_COMMANDS
+        assert "\n" not in body and len(body) <= MAX_MATH_CHARS

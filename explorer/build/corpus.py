@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, field, fields, replace
 
+from explorer.build.markup import plain_text
+
 # Abstracts longer than this are cut for embedding (the model sees ~256 tokens
 # anyway) but kept whole for display.
 MAX_EMBED_CHARS = 20_000
@@ -64,37 +66,13 @@ def normalise_text(text: str) -> str:
     return text[:MAX_EMBED_CHARS]
 
 
-# LaTeX text-formatting commands that PMLR-style sources leave in abstracts. The display
-# copy keeps their text and drops the command; math ($...$, \(...\)) stays raw text.
-_TEX_ARG_RE = re.compile(
-    r"\\(?:emph|textit|textbf|texttt|textsc|textsf|textrm|textup|textsl|underline|mbox)"
-    r"\s*\{([^{}$]*)\}"
-)
-_TEX_GROUP_RE = re.compile(r"\{\\(?:em|it|bf|sl|sc|tt|rm|sf)\s+([^{}$]*)\}")
-_TEX_SWITCH_RE = re.compile(r"\\(?:em|it|bf|sl|sc|tt|rm|sf)\b\s*")
-_MATH_RE = re.compile(r"(\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\])", re.S)
-
-
-def strip_tex_commands(text: str) -> str:
-    """`\\emph{robust}` -> `robust`, `{\\em robust}` -> `robust`, outside math only."""
-    if "\\" not in text:
-        return text
-    parts = _MATH_RE.split(text)
-    for i in range(0, len(parts), 2):  # even parts are outside math
-        part, previous = parts[i], None
-        while part != previous:  # nested commands, innermost first
-            previous = part
-            part = _TEX_GROUP_RE.sub(r"\1", _TEX_ARG_RE.sub(r"\1", part))
-        parts[i] = _TEX_SWITCH_RE.sub("", part)
-    return "".join(parts)
-
-
 def clean_display_text(paper: Paper) -> Paper:
-    """The paper with TeX text commands dropped from its title and abstract."""
-    title, abstract = strip_tex_commands(paper.title), strip_tex_commands(paper.abstract)
-    if (title, abstract) == (paper.title, paper.abstract):
+    """The paper with its source markup (HTML, TeX escapes, accents, text commands) turned
+    into text in its title, abstract and authors (markup.py); math spans stay as written."""
+    title, abstract, authors = (plain_text(v) for v in (paper.title, paper.abstract, paper.authors))
+    if (title, abstract, authors) == (paper.title, paper.abstract, paper.authors):
         return paper
-    return replace(paper, title=title, abstract=abstract)
+    return replace(paper, title=title, abstract=abstract, authors=authors)
 
 
 def derive_title(abstract: str, limit: int = TITLE_TARGET_CHARS) -> str:

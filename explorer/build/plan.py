@@ -83,7 +83,9 @@ def _quiet(message: str) -> None:
 #  20: areas and subtopics cut from the consensus's own topic ids, before BERTopic numbers
 #      the topics (levels.renamed: equal sizes may order areas otherwise); a sample's
 #      subtopics keep their stability
-PIPELINE_VERSION = 20
+#  21: source markup turned into text at ingest (markup.py: HTML, TeX escapes and accents,
+#      fused commands, case-protecting braces, citations), so texts and their vectors change
+PIPELINE_VERSION = 21
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

@@ -77,6 +77,7 @@ def dashboard_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--read-only", action="store_true", help="nobody edits curation from the dashboard"
     )
+    options.add_client_header_argument(parser)
 
 
 def run_dashboard(args: argparse.Namespace, cache_dir: Path) -> None:
@@ -91,5 +92,6 @@ def run_dashboard(args: argparse.Namespace, cache_dir: Path) -> None:
         address=args.address,
         allowed_hosts=tuple(args.allowed_host),
         edit=not args.read_only,
+        client_address_header=args.client_address_header,
     )
     dashboard(config)

@@ -17,7 +17,10 @@ from explorer.hosting.settings import (
     CLIENT_HEADER,
     HEADER_TIMEOUT,
     HEALTH_PATH,
+    LONG_LINK_PAGE,
     MAX_CONNS,
+    MAX_LINK_CHARS,
+    PROXY_BUFFER,
     PROXY_HEALTH_PATH,
     TUNNEL_TIMEOUT,
     VISITOR_CONNS,
@@ -34,6 +37,8 @@ HAPROXY_CONFIG = string.Template("""\
 # Written by `explorer serve` on every start; edits are overwritten.
 global
     maxconn ${max_conns}
+    # Room to read a too-long link and answer it with a page (settings.PROXY_BUFFER).
+    tune.bufsize ${buffer}
     # Fail when the port is taken rather than share it with another listener.
     noreuseport
 
@@ -61,6 +66,8 @@ ${track}
     # DNS rebinding: a request naming a host this server does not answer to gets 403.
     acl expected_host req.hdr(host),lower,regsub(:[0-9]+$$,) -m str ${hosts}
     http-request deny deny_status 403 unless expected_host
+    # A link longer than any the dashboard hands out: a page that says so, not a blank one.
+    http-request return status 414 content-type "text/html; charset=utf-8" file ${long_link_page} if { url_len gt ${max_link} }
     # Cross-site websockets: a browser names the page that opened the connection in Origin;
     # one on another site is refused here, before Streamlit's own check (which would first
     # call out to learn this machine's public address, stalling the worker).
@@ -99,11 +106,39 @@ def find_haproxy() -> str | None:
     return found or next((p for p in HAPROXY_PATHS if os.access(p, os.X_OK)), None)
 
 
-def render_config(config: ServeConfig, workers: list[Worker]) -> str:
+LONG_LINK_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Link too long</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 3em auto; line-height: 1.5">
+<h1>This link is too long</h1>
+<p>A Topic Explorer link carries the whole view it shares (the page, the filters and the
+selection) in its address. This one is longer than the server accepts
+(MAX characters), so it cannot be opened.</p>
+<p>Open the dashboard's <a href="/">first page</a> instead, or ask whoever sent the link for
+one with a smaller selection: the dashboard warns beside its share link when a view's link
+is this long.</p>
+</body></html>
+"""
+
+
+def write_config(config: ServeConfig, workers: list[Worker], runtime: Path) -> Path:
+    """Write haproxy's configuration and the page it answers a too-long link with into
+    `runtime`; the configuration's path."""
+    page = runtime / LONG_LINK_PAGE
+    page.write_text(LONG_LINK_HTML.replace("MAX", f"{MAX_LINK_CHARS:,}"), encoding="utf-8")
+    cfg = runtime / "haproxy.cfg"
+    cfg.write_text(render_config(config, workers, page), encoding="utf-8")
+    return cfg
+
+
+def render_config(config: ServeConfig, workers: list[Worker], long_link_page: Path) -> str:
     """haproxy's configuration: cookie-sticky, health-checked, websocket-proxying, with
-    per-client connection limits and the Host and Origin checks."""
+    per-client connection limits, the Host and Origin checks and the too-long-link page
+    (`long_link_page`, an absolute path: haproxy reads it when it starts)."""
     servers = "\n".join(f"    server {w.name} 127.0.0.1:{w.port} cookie {w.name}" for w in workers)
     return HAPROXY_CONFIG.substitute(
+        buffer=PROXY_BUFFER,
+        max_link=MAX_LINK_CHARS,
+        long_link_page=long_link_page.resolve(),
         bind=f"{config.address}:{config.port}",
         health=HEALTH_PATH,
         servers=servers,

@@ -90,12 +90,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"connections one client address may hold at once (default {CLIENT_CONNS})",
     )
+    add_client_header_argument(parser)
+
+
+def add_client_header_argument(parser: argparse.ArgumentParser) -> None:
+    """`--client-address-header`, shared by `explorer serve` and `explorer dashboard`."""
     parser.add_argument(
         "--client-address-header",
         type=header_name,
         metavar="NAME",
-        help="behind a trusted TLS proxy: the header carrying the visitor's address "
-        "(e.g. X-Forwarded-For), for the per-client limits",
+        help="behind a trusted proxy: the header carrying the visitor's address (e.g. "
+        "X-Forwarded-For; its last address counts), for the per-client limits and the "
+        "host-only metrics",
     )
 
 

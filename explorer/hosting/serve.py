@@ -33,7 +33,7 @@ import tomllib
 from explorer.errors import ExplorerError
 from explorer.hosting.checks import check_hosts, check_port_free, check_ready
 from explorer.hosting.edit_key import edit_banner, edit_key, editing_env
-from explorer.hosting.haproxy import check_config, render_config, start_haproxy
+from explorer.hosting.haproxy import check_config, start_haproxy, write_config
 from explorer.hosting.options import ServeConfig, add_arguments, host_flags, public_url
 from explorer.hosting.processes import (
     Stop,
@@ -73,8 +73,7 @@ def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> N
     ]
     if not config.health_port:
         config = replace(config, health_port=_free_port())
-    cfg = runtime / "haproxy.cfg"
-    cfg.write_text(render_config(config, workers), encoding="utf-8")
+    cfg = write_config(config, workers, runtime)
     check_config(haproxy, cfg)
     key, fresh = edit_key(config.app_dir) if config.edit else (None, False)
     env = _worker_env(config, key)
@@ -141,12 +140,16 @@ def dashboard(config: ServeConfig, *, log: Callable[[str], None] | None = None) 
     """Replace this process with one `streamlit run app.py` on `config.address` (loopback by
     default), answering only to the expected host names, after printing how the host edits
     (a fresh one-click link unless a key is configured, or read-only). One process: the
-    config's worker count and per-client limits, which the proxy enforces, do not apply."""
+    config's worker count and per-client limits, which the proxy enforces, do not apply;
+    its client header (behind a TLS proxy) names who signs in and who reads the metrics."""
     check_hosts(config.allowed_hosts)
     check_port_free(config.address, config.port)
     key, fresh = edit_key(config.app_dir) if config.edit else (None, False)
     cache = str(config.cache_dir.resolve())
     env = editing_env({**os.environ, "EXPLORER_CACHE_DIR": cache}, key)
+    env.pop(CLIENT_HEADER_ENV, None)  # a header is trusted only when the host names it
+    if config.client_address_header:
+        env[CLIENT_HEADER_ENV] = config.client_address_header
     command = [
         sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(config.port),
         "--server.address", config.address, "--server.headless", "true",

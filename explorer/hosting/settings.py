@@ -45,6 +45,14 @@ CLIENT_CONNS = 50
 HEADER_TIMEOUT = "5s"
 TUNNEL_TIMEOUT = "2m"
 PROXY_HEALTH_PATH = "/_explorer/health"
+# Links: a share link holds its view's whole state in its query. The proxy answers one
+# longer than MAX_LINK_CHARS with LONG_LINK_PAGE (414) instead of passing it on; its buffer
+# is PROXY_BUFFER bytes so that such a request can still be read and answered (haproxy 2.6
+# answers a request over its buffer with its own bare 400, whatever the configuration:
+# haproxy issue #3032, fixed in 3.2). The share box warns above the same length.
+MAX_LINK_CHARS = 16_000
+PROXY_BUFFER = 32_768
+LONG_LINK_PAGE = "long-link.html"
 
 
 class ServeError(ExplorerError):

@@ -8,6 +8,9 @@ it through `st.text` and dataframes, or through exactly one function here per co
   `st.subheader`, `st.warning`, `st.info`, tab and expander labels, `help=`), and
   `md_format` to put such values into a trusted Markdown template (the easy, safe way:
   pages never build f-strings of data into Markdown; `tests/test_text.py` checks that).
+- `md_math` for an abstract or a title shown as text in a Markdown call (the paper
+  detail): as `md`, except that a math span whose body passes an allowlist is left for
+  Streamlit's KaTeX to render (docs/security: no links, styles, sizes, colours or macros).
 - `plot` for plotly text, hovers, labels and legend names, which plotly renders as an
   HTML subset (and whose templates expand ``%{...}``).
 - `csv_text` for every CSV the project writes: spreadsheets run cells that start like a
@@ -125,6 +128,257 @@ def md_format(template: str, /, *args: object, **values: object) -> str:
     ``st.subheader(md_format("Topic {id}: {label}", id=3, label=row.label))``
     """
     return _FORMATTER.format(template, *args, **values)
+
+
+# Math spans in abstracts and titles, by pandoc's tex_math_dollars rule: "$" then a non-space,
+# the body on one line, a non-space then "$" not followed by a digit ("costs $5 and $10" is
+# no math); "$$...$$" too. Only a body of allowed commands is rendered (by Streamlit's KaTeX):
+# no \href, \url, \htmlClass, \style, \rule, sizes, colours or macros, which could link, style
+# or stretch the page; balanced braces; at most MAX_MATH_CHARS. Anything else is shown as text.
+_MATH_SPAN = re.compile(
+    r"\$\$(?=\S)([^$\r\n]{1,400}?)(?<=\S)\$\$|\$(?=\S)([^$\r\n]*?\S|\S)\$(?!\d)"
+)
+MAX_MATH_CHARS = 200
+MAX_MATH_SPANS = 40
+MATH_COMMANDS = frozenset(
+    [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "varepsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "vartheta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+        "nu",
+        "xi",
+        "pi",
+        "varpi",
+        "rho",
+        "varrho",
+        "sigma",
+        "varsigma",
+        "tau",
+        "upsilon",
+        "phi",
+        "varphi",
+        "chi",
+        "psi",
+        "omega",
+        "Gamma",
+        "Delta",
+        "Theta",
+        "Lambda",
+        "Xi",
+        "Pi",
+        "Sigma",
+        "Upsilon",
+        "Phi",
+        "Psi",
+        "Omega",
+        "frac",
+        "dfrac",
+        "tfrac",
+        "sqrt",
+        "sum",
+        "prod",
+        "int",
+        "oint",
+        "coprod",
+        "bigcup",
+        "bigcap",
+        "log",
+        "ln",
+        "exp",
+        "min",
+        "max",
+        "argmin",
+        "argmax",
+        "arg",
+        "sup",
+        "inf",
+        "lim",
+        "limsup",
+        "liminf",
+        "det",
+        "dim",
+        "ker",
+        "Pr",
+        "sin",
+        "cos",
+        "tan",
+        "mathbb",
+        "mathcal",
+        "mathbf",
+        "mathrm",
+        "mathit",
+        "mathsf",
+        "mathtt",
+        "mathfrak",
+        "boldsymbol",
+        "bm",
+        "operatorname",
+        "text",
+        "textrm",
+        "textit",
+        "textbf",
+        "hat",
+        "tilde",
+        "bar",
+        "vec",
+        "dot",
+        "ddot",
+        "widehat",
+        "widetilde",
+        "overline",
+        "underline",
+        "left",
+        "right",
+        "big",
+        "Big",
+        "bigg",
+        "Bigg",
+        "cdot",
+        "cdots",
+        "ldots",
+        "dots",
+        "vdots",
+        "ddots",
+        "times",
+        "div",
+        "pm",
+        "mp",
+        "le",
+        "leq",
+        "ge",
+        "geq",
+        "neq",
+        "ne",
+        "approx",
+        "sim",
+        "simeq",
+        "cong",
+        "equiv",
+        "propto",
+        "ll",
+        "gg",
+        "in",
+        "notin",
+        "ni",
+        "subset",
+        "subseteq",
+        "supset",
+        "supseteq",
+        "cup",
+        "cap",
+        "setminus",
+        "emptyset",
+        "varnothing",
+        "infty",
+        "partial",
+        "nabla",
+        "forall",
+        "exists",
+        "neg",
+        "lnot",
+        "land",
+        "lor",
+        "wedge",
+        "vee",
+        "to",
+        "rightarrow",
+        "leftarrow",
+        "leftrightarrow",
+        "Rightarrow",
+        "Leftarrow",
+        "Leftrightarrow",
+        "mapsto",
+        "implies",
+        "iff",
+        "mid",
+        "nmid",
+        "parallel",
+        "perp",
+        "langle",
+        "rangle",
+        "lfloor",
+        "rfloor",
+        "lceil",
+        "rceil",
+        "lvert",
+        "rvert",
+        "lVert",
+        "rVert",
+        "vert",
+        "Vert",
+        "ell",
+        "top",
+        "bot",
+        "star",
+        "ast",
+        "circ",
+        "bullet",
+        "oplus",
+        "otimes",
+        "odot",
+        "prime",
+        "quad",
+        "qquad",
+        "colon",
+        "triangleq",
+        "coloneqq",
+        "intercal",
+        "dagger",
+        "hbar",
+        "imath",
+        "jmath",
+        "binom",
+        "choose",
+        "over",
+    ]
+)
+_MATH_SYMBOLS = frozenset(",;:! {}|_%")  # \, \; \: \! \  \{ \} \| \_ \%
+_MATH_COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+
+
+def md_math(value: object) -> str:
+    """`value` as Markdown that shows its text literally (as `md`) and its safe math spans
+    as math: for an abstract or a title shown as text (the paper detail)."""
+    text = _LINE_BREAKS.sub(" ", without_bidi(value))
+    out, end = [], 0
+    for count, match in enumerate(_MATH_SPAN.finditer(text)):
+        body = match.group(1) or match.group(2)
+        if count >= MAX_MATH_SPANS or not _safe_math(body):
+            continue  # stays in the text around it, escaped
+        out.append(md(text[end : match.start()]) + f"${body}$")
+        end = match.end()
+    return "".join(out) + md(text[end:])
+
+
+def _safe_math(body: str) -> bool:
+    """Whether KaTeX may render `body`: short, allowed commands only, balanced braces, and no
+    character that means something else to TeX or Markdown (#, &, %, ~, $, a bare backslash)."""
+    if len(body) > MAX_MATH_CHARS:
+        return False
+    for command in _MATH_COMMAND.findall(body):
+        wordy = len(command) > 1 or command.isalpha()
+        if command not in (MATH_COMMANDS if wordy else _MATH_SYMBOLS):
+            return False
+    rest = _MATH_COMMAND.sub(" ", body)  # escaped braces and symbols are gone
+    if any(char in rest for char in "$#&%~\\"):
+        return False
+    depth = 0
+    for char in rest:
+        depth += (char == "{") - (char == "}")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def plot(value: object) -> str:

@@ -25,6 +25,7 @@ from urllib.parse import quote, urlencode, urlparse
 import pytest
 
 from explorer import curation
+from explorer.build.markup import plain_text
 from explorer.build.pipeline import build
 from explorer.build.sources import read_inputs
 from explorer.view.text import WORD_JOINER, shorten
@@ -97,7 +98,14 @@ FORBIDDEN_JS = """
     const href = el.getAttribute('href');
     if (href.startsWith('javascript:') || href.includes('evil') || el.textContent.includes(mark)) add(el, 'link');
   }
-  for (const el of main.querySelectorAll('iframe, script, .katex, math')) add(el, 'embedded');
+  for (const el of main.querySelectorAll('iframe, script')) add(el, 'embedded');
+  // Math renders only where md_math allows it (a paper's title and abstract): of the
+  // payloads only $$x^2$$ passes its allowlist; \\href and the rest must stay text.
+  for (const el of main.querySelectorAll('.katex, math')) {
+    const katex = el.closest('.katex');
+    const source = katex && katex.querySelector('annotation');
+    if (!source || source.textContent !== 'x^2') add(el, 'embedded');
+  }
   for (const el of main.querySelectorAll('strong, b, em, i, u, del, s, h1, h2, h4, h5, h6, li, blockquote, [data-testid="stMarkdownContainer"] code')) {
     if (el.textContent.includes(mark)) add(el, 'markup');
   }
@@ -149,8 +157,9 @@ def hostile_cache(seed_cache, tmp_path_factory):
         log=lambda m: None,
     ).run
     papers = run.table("papers")
-    hostile = papers[papers["abstract"] == VALUES["abstract"]]
-    assert len(hostile) == 1 and (papers["title"] == VALUES["title"]).sum() == 2
+    # Ingest turns source markup into text (build/markup.py: the <u> and <b> tags go).
+    hostile = papers[papers["abstract"] == plain_text(VALUES["abstract"])]
+    assert len(hostile) == 1 and (papers["title"] == plain_text(VALUES["title"])).sum() == 2
     paper_id = str(hostile["paper_id"].iloc[0])
     topic, others = _curate(cache, run, paper_id)
     return cache, paper_id, topic, others
@@ -192,6 +201,15 @@ def hostile_server(hostile_cache):
     stop_server(proc)
 
 
+# An element's text with each KaTeX rendering put back as its source, between dollars.
+KATEX_AS_SOURCE_JS = """
+(el) => { const copy = el.cloneNode(true);
+  copy.querySelectorAll('.katex').forEach((k) => {
+    const source = k.querySelector('annotation');
+    k.replaceWith('$' + (source ? source.textContent : '?') + '$');
+  });
+  return copy.innerText; }
+"""
 # What the page's select boxes show as chosen (an input's value, not in innerText).
 SELECTED_JS = """
 () => Array.from(document.querySelectorAll('[data-testid="stSelectbox"]'), (el) =>
@@ -212,7 +230,8 @@ def _visit(page, url: str, requests: list[str], server: str) -> str:
     outside = [r for r in requests if urlparse(r).netloc != urlparse(server).netloc]
     assert outside == [], f"{url} made requests elsewhere: {outside}"
     assert page.dialogs == [], page.dialogs
-    return page.inner_text("body") + "\n" + page.evaluate(SELECTED_JS)
+    shown = page.inner_text("body") + "\n" + page.evaluate(SELECTED_JS)
+    return shown + "\n" + page.evaluate(KATEX_AS_SOURCE_JS, page.query_selector("body"))
 
 
 def _hover_this_paper(page) -> None:
@@ -241,13 +260,20 @@ def test_payloads_render_literally_on_every_page(hostile_server, hostile_cache, 
     assert notice in seen["papers?<payloads>"].replace(WORD_JOINER, "")
     detail = f"{hostile_server}/papers?{urlencode({'paper': paper_id}, quote_via=quote)}"
     seen["papers?paper=<hostile>"] = _visit(page, detail, requests, hostile_server)
-    title = page.locator('[data-testid="stMain"] h3').first.inner_text()
-    assert title.replace(WORD_JOINER, "") == VALUES["title"].replace("\n", " ")
+    heading = page.locator('[data-testid="stMain"] h3').first
+    # The title shows its text literally and its one allowed math span as math (md_math):
+    # $$x^2$$ is rendered, $\href{...}$ is not.
+    assert heading.locator(".katex").count() == 1
+    title = heading.evaluate(KATEX_AS_SOURCE_JS)
+    expected = plain_text(VALUES["title"]).replace("\n", " ").replace("$$x^2$$", "$x^2$")
+    assert title.replace(WORD_JOINER, "") == expected
     _hover_this_paper(page)
     bad = page.evaluate(FORBIDDEN_JS, MARK)
     assert bad == [], bad
     hover = page.locator(".hoverlayer").text_content()
-    assert "TITLE-PWN %{customdata} {{7*7}} ${x} <%= 1 %>" in hover, hover
+    # As stored (plain_text dropped the braces of "%{customdata}"), never expanded by plotly.
+    assert "TITLE-PWN %customdata {{7*7}} ${x} <%= 1 %>" in hover, hover
+    assert plain_text(VALUES["title"]).startswith("TITLE-PWN %customdata {{7*7}} ${x} <%= 1 %>")
     page.screenshot(path=str(ARTIFACTS / "injection_paper.png"), full_page=True)
     seen["topics?topic=<its topic>"] = _visit(
         page, f"{hostile_server}/topics?topic={topic_id}", requests, hostile_server
@@ -271,7 +297,10 @@ def test_payloads_render_literally_on_every_page(hostile_server, hostile_cache, 
     page.screenshot(path=str(ARTIFACTS / "injection_trends_classes.png"), full_page=True)
 
     curated = {f"curated label {i}": label for i, label in enumerate(CURATED, 1)}
-    for field, value in {**VALUES, **curated}.items():
+    stored = {f: plain_text(VALUES[f]) for f in ("title", "authors", "abstract")}  # ingest
+    for field in ("title", "abstract"):  # md_math renders the one allowed span, as $x^2$
+        stored[field] = stored[field].replace("$$x^2$$", "$x^2$")
+    for field, value in {**VALUES, **stored, **curated}.items():
         # Markdown contexts keep "a -> b" literal with an invisible word joiner inside;
         # every other character is exactly the field's value.
         shown = [name for name, text in seen.items() if value in text.replace(WORD_JOINER, "")]

@@ -23,6 +23,27 @@ FORMULAS = (
 # Unicode's bidirectional controls: embeddings, overrides, isolates and marks.
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 BIDI_MARK = "BIDIMARK"  # visible text beside every planted control, to find where it shows
+# TeX that could link, run HTML, style, stretch or loop the page if KaTeX rendered it.
+HOSTILE_MATH = (
+    r"$\href{javascript:alert(1)}{click}$",
+    r"$\url{https://evil.example}$",
+    r"$\htmlClass{x}{y}$",
+    r"$\htmlStyle{position:fixed;top:0}{x}$",
+    r"$\style{color:red}{x}$",
+    r"$\rule{10000px}{10000px}$",
+    r"$\Huge x$",
+    r"$\color{red}{x}$",
+    r"$\textcolor{red}{x}$",
+    r"$\def\a{\a\a}\a$",
+    r"$\newcommand{\b}{x}\b$",
+    r"$\text{\href{https://evil.example}{y}}$",
+    r"$x^{\includegraphics{evil.png}}$",
+    r"${x$",
+    r"$a \\ b$",
+    r"$a # b$",
+    r"$" + "x^" * 150 + "y$",
+)
+MATH_MARK = "MATHMARK"
 HOSTILE = "hostile"
 PLANTED = "planted"
 _ABSTRACT = "We study robustness of neural networks to adversarial examples."
@@ -36,6 +57,11 @@ def hostile_rows() -> list[dict]:
          "abstract": f"{_ABSTRACT} Formula {i}: {f}"}
         for i, f in enumerate(FORMULAS)
     ]  # fmt: skip
+    rows.append(
+        {"id": "math", "title": r"Regret $O(\sqrt{T})$ bounds", "authors": "Eve", "venue": "ICML",
+         "year": 2024, "abstract": f"{_ABSTRACT} {MATH_MARK} " + r"a $O(\sqrt{T})$ bound; "
+         + " and ".join(HOSTILE_MATH)}
+    )  # fmt: skip
     hidden = f"{BIDI_MARK} start {BIDI} gnp.exe end"
     rows.append(
         {"id": "bidi", "title": f"Title {hidden}", "authors": f"Alice {hidden}",

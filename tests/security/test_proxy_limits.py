@@ -131,6 +131,35 @@ def test_a_foreign_origin_is_refused_before_any_worker_sees_it(served):
     assert ask(port, VISITOR, same_site).startswith("HTTP/1.1 101")
 
 
+def test_the_metrics_answer_the_hosts_machine_only(served):
+    """Every request reaches a worker from loopback; the worker judges the address haproxy
+    put in its client header, which replaces whatever the visitor sent."""
+    port, _ = served
+    metrics = f"GET /_stcore/metrics HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n"
+    claimed = f"{settings.CLIENT_HEADER}: 127.0.0.1\r\nX-Forwarded-For: 127.0.0.1\r\n"
+    assert ask(port, VISITOR, metrics + claimed + "\r\n").startswith("HTTP/1.1 404")
+    assert ask(port, "127.0.0.1", metrics + "\r\n").startswith("HTTP/1.1 200")
+    health = f"GET {settings.HEALTH_PATH} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n"
+    assert ask(port, VISITOR, health).startswith("HTTP/1.1 200")
+
+
+def test_a_too_long_link_gets_a_page_that_says_so(served):
+    port, _ = served
+    query = "topics=" + "x" * (settings.MAX_LINK_CHARS + 100)
+    request = f"GET /?{query} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+    with connect(port, VISITOR, timeout=10) as sock:
+        sock.sendall(request.encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    text = answer.decode("utf-8", "replace")
+    assert text.startswith("HTTP/1.1 414"), text[:200]
+    assert "This link is too long" in text and f"{settings.MAX_LINK_CHARS:,}" in text
+    assert "x-explorer-worker" not in text.lower()  # the proxy answered, not a worker
+    within = f"GET /?q={'y' * 2000} HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+    assert " 200 " in ask(port, VISITOR, within).split("\r\n")[0]
+
+
 def test_the_health_endpoint_answers_while_visitors_fill_their_limit(served):
     port, log = served
     found = re.search(r"Health: http://127\.0\.0\.1:(\d+)(/\S+)", log.read_text())

@@ -69,7 +69,7 @@ def expand_inputs(inputs: Sequence[str | Path]) -> list[Path]:
 
 
 def read_inputs(inputs: Sequence[str | Path], options: ReadOptions | None = None) -> Corpus:
-    """Read every input, drop TeX text commands and exact duplicates, in canonical order."""
+    """Read every input, turn its markup into text, drop exact duplicates; canonical order."""
     options = options or ReadOptions()
     papers = []
     skipped: list[str] = []

@@ -6,6 +6,10 @@
   own origin check would first ask an external address for this machine's public IP (a
   blocking call of up to 2 s inside the event loop, never cached when it fails), so each
   such handshake froze the worker for every visitor.
+- Streamlit's metrics endpoint (`/_stcore/metrics`: function names, sessions, cache sizes)
+  answers only the host: a request from this machine's 127.0.0.1 or ::1 (as the trusted
+  client header says behind a proxy, view/ui/clients.py), or one carrying the edit key as
+  `Authorization: Bearer <key>`. Anyone else gets 404, as if there were none.
 - A visitor's `clear_cache` message is dropped: Streamlit would empty every `st.cache_*` of
   the process for all visitors (the toolbar hides the menu item; a client can still send it).
 - The server loads every corpus's latest run before it accepts a visitor (the ASGI
@@ -20,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import math
 import threading
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -32,6 +38,8 @@ from streamlit import config
 from streamlit.logger import get_logger
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from explorer.view.ui import clients
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -46,6 +54,7 @@ DROPPED = frozenset({"clear_cache"})
 # `explorer serve`'s proxy nor its supervisor sends a visitor here. Bounded: a warm-up that
 # takes longer than WARM_BUDGET_S is cut short, and the server serves cold.
 HEALTH_SUFFIX = "/_stcore/health"
+METRICS_SUFFIX = "/_stcore/metrics"
 WARM_BUDGET_S = 90.0
 WARM_TIMEOUT_S = 30.0
 WARM = threading.Event()
@@ -94,14 +103,21 @@ def _kind(data: bytes | None) -> str | None:
 
 
 class VisitorGuard:
-    """ASGI middleware: refuses foreign-origin websockets, drops `clear_cache` messages."""
+    """ASGI middleware: refuses foreign-origin websockets, drops `clear_cache` messages,
+    keeps the metrics endpoint for the host. `app_dir`: the app's folder, whose configured
+    edit key (editing.host_key) also opens the metrics; None: loopback only."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, app_dir: Path | None = None) -> None:
         self.app = app
+        self.app_dir = app_dir
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not WARM.is_set() and scope["path"].endswith(HEALTH_SUFFIX):
             await _answer(send, 503, b"warming up")
+            return
+        if scope["type"] == "http" and is_metrics(scope["path"]) and not self._host(scope):
+            _warn_once_a_minute("refused a visitor's metrics request")
+            await _answer(send, 404, b"Not Found")
             return
         if scope["type"] != "websocket":
             await self.app(scope, receive, send)
@@ -114,6 +130,35 @@ class VisitorGuard:
             await send({"type": "websocket.close", "code": 1008})  # before accept: a 403
             return
         await self.app(scope, _without_dropped(receive), send)
+
+    def _host(self, scope: Scope) -> bool:
+        """Whether the host asks: from its own machine, or with the edit key."""
+        header = clients.trusted_header()
+        value = _header(scope, header.lower().encode("latin-1")) if header else None
+        peer = scope.get("client") or (None,)
+        if clients.is_host(clients.client_address(value, peer[0])):
+            return True
+        return self.app_dir is not None and _bearer_is_key(
+            _header(scope, b"authorization"), self.app_dir
+        )
+
+
+def is_metrics(path: str) -> bool:
+    """Whether Starlette would route `path` (decoded, as the ASGI scope holds it) to the
+    metrics endpoint: under any base path, with or without a trailing slash (a redirect)."""
+    return path.rstrip("/").endswith(METRICS_SUFFIX)
+
+
+def _bearer_is_key(authorization: str | None, app_dir: Path) -> bool:
+    """Whether `Authorization: Bearer <key>` carries the configured edit key (compared in
+    constant time; a header longer than any key is refused unread)."""
+    from explorer.view.ui.editing import MAX_KEY_CHARS, host_key
+
+    scheme, _, given = (authorization or "").partition(" ")
+    key = host_key(app_dir)
+    if key is None or scheme.lower() != "bearer" or len(given) > MAX_KEY_CHARS:
+        return False
+    return hmac.compare_digest(given.strip().encode("latin-1"), key.encode("utf-8"))
 
 
 _LAST_WARNING = {"at": -math.inf, "muted": 0}

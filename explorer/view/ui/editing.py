@@ -34,7 +34,6 @@ import streamlit as st
 
 from explorer.artifacts import PUBLISH_MARKER
 from explorer.hosting.settings import (
-    CLIENT_HEADER_ENV,
     EDIT_KEY_ENV,
     MIN_KEY_CHARS,
     READ_ONLY_ENV,
@@ -42,11 +41,11 @@ from explorer.hosting.settings import (
     SECRETS_SECTION,
 )
 from explorer.view.text import md, md_format
+from explorer.view.ui import clients
 
 # EDIT_KEY_ENV and `[explorer] edit_key` in secrets.toml hold the key; a configured key
 # shorter than MIN_KEY_CHARS is ignored. READ_ONLY_ENV (set by `explorer serve` without
-# --edit) overrides both. CLIENT_HEADER_ENV names the header serve's haproxy sets to the
-# connecting address (replacing any a client sent); only then is a header trusted.
+# --edit) overrides both. Who a client is: view/ui/clients.py (a header only when trusted).
 URL_PARAM = "edit_key"
 MAX_KEY_CHARS = 256  # a candidate longer than any key is refused unread
 SESSION_TRIES = 5
@@ -122,15 +121,18 @@ def _secrets_key() -> str | None:
 
 
 def source() -> str:
-    """Who is asking, for the per-source limit: serve's header when serve set one (its
-    haproxy overwrites what a client sends), else the socket's address."""
-    header = os.environ.get(CLIENT_HEADER_ENV)
-    if header:
-        value = st.context.headers.get(header)
-        if isinstance(value, str) and value:
-            return value[:64]
+    """Who is asking, for the per-source limit: the trusted header's address when the server
+    trusts one (serve's haproxy, or a TLS proxy named by --client-address-header), else the
+    socket's address (view/ui/clients.py)."""
+    header = clients.trusted_header()
+    value = st.context.headers.get(header) if header else None
+    address = clients.client_address(value if isinstance(value, str) else None, None)
+    if address:
+        return address
     address = st.context.ip_address  # None on loopback (Streamlit hides 127.0.0.1 and ::1)
-    return address[:64] if isinstance(address, str) and address else "loopback"
+    return (
+        address[: clients.MAX_ADDRESS_CHARS] if isinstance(address, str) and address else "loopback"
+    )
 
 
 def is_editor(app_dir: Path) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.hosting.settings import MAX_LINK_CHARS
+from explorer.view.text import md_format
 from explorer.view.ui import state
 
 
@@ -41,6 +43,16 @@ def share_link(url_path: str) -> str:
 
 def share_box(url_path: str, container) -> None:
     """'Copy link to this view': a code box, which has a copy button."""
+    link = share_link(url_path)
     with container:
         st.caption("Link to this view (copy button on the right)")
-        st.code(share_link(url_path), language=None, wrap_lines=True)
+        if len(link) > MAX_LINK_CHARS:  # said first: the link itself fills the sidebar
+            st.warning(
+                md_format(
+                    "This link is {n} characters long: a shared dashboard refuses links "
+                    "over {limit}. Select fewer items to shorten it.",
+                    n=f"{len(link):,}",
+                    limit=f"{MAX_LINK_CHARS:,}",
+                )
+            )
+        st.code(link, language=None, wrap_lines=True)
