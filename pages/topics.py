@@ -2,20 +2,20 @@
 
 import streamlit as st
 
-from explorer.node_ids import OUTLIER_ID, id_order
+from explorer.node_ids import OUTLIER_ID, id_order, level_of
 from explorer.view.charts.topics import (
-    hierarchy_sunburst,
+    hierarchy_tree,
     intertopic_map,
     keyword_weights,
     similarity_heatmap,
 )
-from explorer.view.store.nodes import available_levels
+from explorer.view.store.nodes import available_levels, opened_by
 from explorer.view.store.topics import node_table, topic_name, topic_table
 from explorer.view.text import counted, csv_text, md, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, per_view
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets.pickers import level_picker, query_select
+from explorer.view.ui.widgets.pickers import level_picker, query_select, switch_to
 from explorer.view.ui.widgets.tables import TABLE_COLUMNS, node_links, paper_table
 
 ensure_router()
@@ -142,8 +142,19 @@ tab_tree, tab_map, tab_heat = st.tabs(
     ["Hierarchy", "Intertopic distance map", "Similarity heatmap"]
 )
 with tab_tree:
-    st.caption("Click a ring to zoom into that branch; click the centre to go back.")
-    st.plotly_chart(hierarchy_sunburst(data.nodes, colors(data)), key="tree")
+    split = "subtopic" in available_levels(data.nodes)
+    with_subtopics = split and st.toggle("Show subtopics", key="tree_subtopics")
+    st.caption("Each area with its topics, largest first. Click a bar to open it here.")
+    event = st.plotly_chart(
+        hierarchy_tree(data.nodes, colors(data), subtopics=with_subtopics),
+        on_select="rerun",
+        selection_mode="points",
+        key="tree",
+    )
+    if points := (event.selection.points if event else []):
+        clicked = str(points[0]["customdata"][0])
+        opened, opened_level = opened_by(data.nodes, clicked, level_of(clicked))
+        switch_to("pages/topics.py", {"topic": opened}, level=opened_level)
     links = node_links(data)
     st.dataframe(
         links,

@@ -1,5 +1,5 @@
 """The Overview's and Topics page's figures: node sizes, a topic's keywords, the hierarchy
-sunburst, the intertopic distance map and the similarity heatmap. Every untrusted string
+as indented bars, the intertopic distance map and the similarity heatmap. Every untrusted string
 goes through `text.plot` (`esc`) first."""
 
 from __future__ import annotations
@@ -48,30 +48,67 @@ def keyword_weights(keywords: list[str], weights: list[float]) -> go.Figure:
     return fig
 
 
-def hierarchy_sunburst(nodes: pd.DataFrame, colors: dict[str, str]) -> go.Figure:
-    """Areas, topics and subtopics as a sunburst: click a ring to zoom into that branch.
-    Without an area level (few topics), topics form the inner ring."""
-    has_areas = "area" in available_levels(nodes)
-    shown = nodes if has_areas else nodes[nodes["level"] != "area"]
-    parent = [
-        p if isinstance(p, str) and (has_areas or level != "topic") else ""
-        for p, level in zip(shown["parent_id"], shown["level"], strict=True)
+# The hierarchy as a list of bars in tree order, one row per node: every label is horizontal
+# text at one size, however small its node (a sunburst's wedges for ICML 2013-2019's 51
+# topics were too thin to hold theirs). ROW_PX per row keeps 12-px labels apart. Tick labels
+# are right-aligned, so the level shows by style, not indentation: the first level in bold,
+# subtopics in italics.
+ROW_PX = 22
+_STYLE = {0: "<b>{}</b>", 1: "{}", 2: "<i>{}</i>"}
+
+
+def hierarchy_rows(nodes: pd.DataFrame, *, subtopics: bool = False) -> pd.DataFrame:
+    """The nodes in tree order (each area, largest first, then its topics, largest first,
+    then their subtopics when asked), with their `depth` below the first level shown."""
+    levels = [lv for lv in available_levels(nodes) if subtopics or lv != "subtopic"]
+    shown = nodes[nodes["level"].isin(levels)]
+    children: dict[str, list] = {}
+    for row in shown.sort_values(["size", "node_id"], ascending=[False, True]).itertuples():
+        parent = row.parent_id if isinstance(row.parent_id, str) and row.level != levels[0] else ""
+        children.setdefault(parent, []).append(row.node_id)
+    order: list[tuple[str, int]] = []
+    todo = [(n, 0) for n in reversed(children.get("", []))]
+    while todo:
+        node, depth = todo.pop()
+        order.append((node, depth))
+        todo.extend((c, depth + 1) for c in reversed(children.get(node, [])))
+    rows = shown.set_index("node_id").loc[[n for n, _ in order]].reset_index()
+    return rows.assign(depth=[d for _, d in order])
+
+
+def hierarchy_tree(
+    nodes: pd.DataFrame, colors: dict[str, str], *, subtopics: bool = False
+) -> go.Figure:
+    """The hierarchy as bars sized by papers, in tree order from the top (`hierarchy_rows`);
+    a bar's customdata is its node id (a click opens it)."""
+    rows = hierarchy_rows(nodes, subtopics=subtopics)
+    name = node_name(rows)
+    nested = rows["depth"].max() > 0 if len(rows) else False
+    labels = [
+        (_STYLE[depth] if nested else "{}").format(esc(shorten(name(n), 60)))
+        for n, depth in zip(rows["node_id"], rows["depth"], strict=True)
     ]
-    name = node_name(shown)
     fig = go.Figure(
-        go.Sunburst(
-            ids=shown["node_id"].tolist(),
-            parents=parent,
-            labels=[esc(shorten(name(n), 40)) for n in shown["node_id"]],
-            values=shown["size"].tolist(),
-            branchvalues="total",
-            marker={"colors": [colors.get(n, OUTLIER_COLOR) for n in shown["node_id"]]},
-            hovertext=[esc(t) for t in shown["long_label"]],
-            hovertemplate="%{label}<br>%{value} papers<br>%{hovertext}<extra></extra>",
-            maxdepth=2,
+        go.Bar(
+            x=rows["size"],
+            y=labels,
+            orientation="h",
+            marker_color=[colors.get(n, OUTLIER_COLOR) for n in rows["node_id"]],
+            text=rows["size"],
+            textposition="outside",
+            cliponaxis=False,
+            customdata=rows[["node_id"]].to_numpy(),
+            hovertext=[esc(t) for t in rows["long_label"]],
+            hovertemplate="%{y}<br>%{x} papers<br>%{hovertext}<extra></extra>",
         )
     )
-    fig.update_layout(height=620, margin=MARGIN)
+    fig.update_layout(
+        height=60 + ROW_PX * len(rows),
+        margin={**MARGIN, "t": 40},
+        xaxis={"title": "papers", "side": "top"},
+        yaxis={"autorange": "reversed", "automargin": True, "tickfont": {"size": 12}},
+        bargap=0.25,
+    )
     return fig
 
 
