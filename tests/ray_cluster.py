@@ -150,13 +150,25 @@ def build_scenario(workdir: Path, corpus: str, seed: str) -> dict:
     EXPLORER_TEST_SEED), each into a cold cache of its own: through the cluster, locally,
     and through the cluster while a node's actor dies (FAULT_ENV)."""
     from explorer.build.ray_engine import FAULT_ENV
+    from tests.conftest import PRECISION_ARGS
 
     fault = workdir / "fault"
     result: dict[str, object] = {}
     with Cluster(workdir, node_env={FAULT_ENV: str(fault)}) as cluster:
         result["nodes"] = cluster.nodes()
         ray = ["--engine", "ray", "--ray-address", cluster.address]
-        build = ["build", corpus, "--name", "seed", "--no-progress", "--seed", seed]
+        # float32 forced: `auto` times the encoders in each cold cache, and two probes under
+        # the cluster's load may choose differently; the builds must match bit for bit.
+        build = [
+            "build",
+            corpus,
+            "--name",
+            "seed",
+            "--no-progress",
+            "--seed",
+            seed,
+            *PRECISION_ARGS,
+        ]
         result["ray"] = explorer("--cache-dir", str(workdir / "ray"), *build, *ray)
         result["local"] = explorer("--cache-dir", str(workdir / "local"), *build)
         fault.mkdir()  # arms the hook: the first actor to finish a chunk exits, losing it

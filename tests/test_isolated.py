@@ -50,3 +50,20 @@ def test_a_step_runs_in_a_child_and_its_answer_or_error_comes_back():
     assert lines[1] == "error paper.csv, line 3: no abstract"  # the same one line
     assert lines[2] == "died the embedding process ended without a result (exit code -9)"
     assert lines[3] == "here True"
+
+
+def test_after_ray_is_imported_the_step_runs_here():
+    """Ray's threads make a fork unsafe (a Ray build's child hung on a lock): once it is
+    imported the step runs in this process."""
+    script = (
+        "import os, sys\n"
+        "from explorer.build.isolated import in_child\n"
+        "print(in_child(os.getpid) != os.getpid())\n"
+        "import ray  # noqa: F401\n"
+        "print(in_child(os.getpid) == os.getpid())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]

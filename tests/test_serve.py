@@ -92,6 +92,18 @@ def test_a_client_header_that_is_not_a_header_name_is_refused(name):
         options.header_name(name)
 
 
+def test_the_page_path_is_one_config_word_whatever_it_holds(tmp_path):
+    path = haproxy.find_haproxy()
+    if path is None:
+        pytest.skip("haproxy not installed (make test installs it when run as root)")
+    odd = tmp_path / "a dir's #1 $HOME"
+    odd.mkdir()
+    config = options.ServeConfig(
+        app_dir=ROOT, cache_dir=odd, workers=2, port=8600, health_port=8601
+    )
+    haproxy.check_config(path, haproxy.write_config(config, WORKERS, odd))
+
+
 def test_haproxy_accepts_the_config(tmp_path):
     path = haproxy.find_haproxy()
     if path is None:

@@ -169,11 +169,23 @@ def katex_spans(markdown: str) -> list[str]:
         ("$ x$ and $x $", []),
         (r"$\{x\}$", [r"\{x\}"]),
         (r"$\href{u}{v}$ $\color{red}{x}$ $a \\ b$ ${x$", []),
+        # Streamlit would not load its math plugin for these: the body would be Markdown.
+        ("$$[click](https://evil.example)$$1", []),
+        ("$\ufeff[click](https://evil.example)$", []),
+        ("$[click](https://evil.example)\ufeff$", []),
+        (r"$\!\!\!x$", []),  # negative space: text over text
+        ("$" + r"\qquad" * 9 + "x$", []),
+        ("$" + "{" * 7 + "x" + "}" * 7 + "$", []),
+        (r"$\operatorname@{x}$", []),
     ],
 )
 def test_math_spans_are_rendered_only_when_allowed(text, math):
     shown = md_math(text)
     assert katex_spans(shown) == math
+
+
+def test_adjacent_spans_stay_two_spans():
+    assert katex_spans(md_math("$a$$b$")) == ["a", "b"]
 
 
 @given(st.text(max_size=200))

@@ -11,9 +11,10 @@ back only a small result; this process reads the cache afterwards, as after any 
 
 Forking copies nothing up front (the corpus's pages are shared until written), and is safe
 here because the child is forked before this process has imported torch (whose OpenMP
-thread pool does not survive a fork). Where torch is already imported (a test that loaded
-the model, a reused run's export) or the platform cannot fork, the step runs in this
-process instead: the same code, the same results.
+thread pool does not survive a fork) or Ray (whose gRPC threads can leave a forked child
+waiting forever on a lock: `--engine ray` builds hung so, now and then). Where either is
+already imported (a test that loaded the model, a reused run's export, a Ray build) or the
+platform cannot fork, the step runs in this process instead: the same code, the same results.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from typing import TypeVar
 from explorer.errors import ExplorerError
 
 T = TypeVar("T")
+# Modules whose threads make a fork of this process unsafe once imported.
+FORK_UNSAFE = ("torch", "ray")
 
 
 def in_child(function: Callable[..., T], *args: object) -> T:
-    """`function(*args)` in a forked child when this process has not imported torch, else
-    here. Its result comes back (it must pickle); an ExplorerError it raises is raised here
+    """`function(*args)` in a forked child when this process has imported none of
+    FORK_UNSAFE, else here. Its result comes back (it must pickle); an ExplorerError it raises is raised here
     with the same message; a child that dies says how."""
-    if "torch" in sys.modules or not hasattr(os, "fork"):
+    if any(name in sys.modules for name in FORK_UNSAFE) or not hasattr(os, "fork"):
         return function(*args)
     import multiprocessing
 

@@ -138,7 +138,7 @@ def render_config(config: ServeConfig, workers: list[Worker], long_link_page: Pa
     return HAPROXY_CONFIG.substitute(
         buffer=PROXY_BUFFER,
         max_link=MAX_LINK_CHARS,
-        long_link_page=long_link_page.resolve(),
+        long_link_page=quoted(str(long_link_page.resolve())),
         bind=f"{config.address}:{config.port}",
         health=HEALTH_PATH,
         servers=servers,
@@ -170,6 +170,14 @@ def _client_rules(config: ServeConfig) -> dict[str, str]:
         f"    tcp-request connection reject if {{ sc0_conn_cur gt {limit} }}"
     )
     return {"track": track, "client_key": "%[src]"}
+
+
+def quoted(text: str) -> str:
+    """`text` as one haproxy configuration word: in single quotes (nothing inside is
+    special), or in double quotes with \\, " and $ escaped when it holds a single quote."""
+    if "'" not in text:
+        return f"'{text}'"
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
 
 
 def check_config(haproxy: str, cfg: Path) -> None:

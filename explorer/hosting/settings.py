@@ -49,8 +49,11 @@ PROXY_HEALTH_PATH = "/_explorer/health"
 # longer than MAX_LINK_CHARS with LONG_LINK_PAGE (414) instead of passing it on; its buffer
 # is PROXY_BUFFER bytes so that such a request can still be read and answered (haproxy 2.6
 # answers a request over its buffer with its own bare 400, whatever the configuration:
-# haproxy issue #3032, fixed in 3.2). The share box warns above the same length.
-MAX_LINK_CHARS = 16_000
+# haproxy issue #3032, fixed in 3.2). The share box warns above the same length. 12,000,
+# not 16,000: each worker's server (uvicorn over h11) refuses a request head over 16 kB, and
+# the browser's other headers (cookies, and a Referer holding the link on every asset) add
+# up to a few kB.
+MAX_LINK_CHARS = 12_000
 PROXY_BUFFER = 32_768
 LONG_LINK_PAGE = "long-link.html"
 

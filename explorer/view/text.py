@@ -134,249 +134,80 @@ def md_format(template: str, /, *args: object, **values: object) -> str:
 # the body on one line, a non-space then "$" not followed by a digit ("costs $5 and $10" is
 # no math); "$$...$$" too. Only a body of allowed commands is rendered (by Streamlit's KaTeX):
 # no \href, \url, \htmlClass, \style, \rule, sizes, colours or macros, which could link, style
-# or stretch the page; balanced braces; at most MAX_MATH_CHARS. Anything else is shown as text.
+# or stretch the page; balanced braces nested at most MAX_MATH_DEPTH deep; at most
+# MAX_MATH_CHARS, and MAX_MATH_SPACING spacing commands (a run of them moves text over text).
+# The body's first and last characters are printable ASCII: JavaScript's idea of a space
+# (U+FEFF...) is not Python's, and Streamlit decides whether to load its math plugin at all by
+# its own test (_STREAMLIT_MATH below). Anything else is shown as text.
 _MATH_SPAN = re.compile(
-    r"\$\$(?=\S)([^$\r\n]{1,400}?)(?<=\S)\$\$|\$(?=\S)([^$\r\n]*?\S|\S)\$(?!\d)"
+    r"\$\$(?=[!-~])([^$\r\n]{1,400}?)(?<=[!-~])\$\$(?!\d)"
+    r"|\$(?=[!-#%-~])([^$\r\n]*?[!-#%-~]|[!-#%-~])\$(?!\d)"
 )
+# Streamlit 1.67's own test (StreamlitMarkdown's `vm`, JavaScript's \s): without a match in
+# the Markdown it sends, it does not load remark-math, and a "span" would be read as Markdown.
+_STREAMLIT_MATH = re.compile(r"(?<!\$)\$(?![\s\ufeff$])[^$\n]*?[^\s\ufeff$]\$(?!\d)")
 MAX_MATH_CHARS = 200
 MAX_MATH_SPANS = 40
-MATH_COMMANDS = frozenset(
-    [
-        "alpha",
-        "beta",
-        "gamma",
-        "delta",
-        "epsilon",
-        "varepsilon",
-        "zeta",
-        "eta",
-        "theta",
-        "vartheta",
-        "iota",
-        "kappa",
-        "lambda",
-        "mu",
-        "nu",
-        "xi",
-        "pi",
-        "varpi",
-        "rho",
-        "varrho",
-        "sigma",
-        "varsigma",
-        "tau",
-        "upsilon",
-        "phi",
-        "varphi",
-        "chi",
-        "psi",
-        "omega",
-        "Gamma",
-        "Delta",
-        "Theta",
-        "Lambda",
-        "Xi",
-        "Pi",
-        "Sigma",
-        "Upsilon",
-        "Phi",
-        "Psi",
-        "Omega",
-        "frac",
-        "dfrac",
-        "tfrac",
-        "sqrt",
-        "sum",
-        "prod",
-        "int",
-        "oint",
-        "coprod",
-        "bigcup",
-        "bigcap",
-        "log",
-        "ln",
-        "exp",
-        "min",
-        "max",
-        "argmin",
-        "argmax",
-        "arg",
-        "sup",
-        "inf",
-        "lim",
-        "limsup",
-        "liminf",
-        "det",
-        "dim",
-        "ker",
-        "Pr",
-        "sin",
-        "cos",
-        "tan",
-        "mathbb",
-        "mathcal",
-        "mathbf",
-        "mathrm",
-        "mathit",
-        "mathsf",
-        "mathtt",
-        "mathfrak",
-        "boldsymbol",
-        "bm",
-        "operatorname",
-        "text",
-        "textrm",
-        "textit",
-        "textbf",
-        "hat",
-        "tilde",
-        "bar",
-        "vec",
-        "dot",
-        "ddot",
-        "widehat",
-        "widetilde",
-        "overline",
-        "underline",
-        "left",
-        "right",
-        "big",
-        "Big",
-        "bigg",
-        "Bigg",
-        "cdot",
-        "cdots",
-        "ldots",
-        "dots",
-        "vdots",
-        "ddots",
-        "times",
-        "div",
-        "pm",
-        "mp",
-        "le",
-        "leq",
-        "ge",
-        "geq",
-        "neq",
-        "ne",
-        "approx",
-        "sim",
-        "simeq",
-        "cong",
-        "equiv",
-        "propto",
-        "ll",
-        "gg",
-        "in",
-        "notin",
-        "ni",
-        "subset",
-        "subseteq",
-        "supset",
-        "supseteq",
-        "cup",
-        "cap",
-        "setminus",
-        "emptyset",
-        "varnothing",
-        "infty",
-        "partial",
-        "nabla",
-        "forall",
-        "exists",
-        "neg",
-        "lnot",
-        "land",
-        "lor",
-        "wedge",
-        "vee",
-        "to",
-        "rightarrow",
-        "leftarrow",
-        "leftrightarrow",
-        "Rightarrow",
-        "Leftarrow",
-        "Leftrightarrow",
-        "mapsto",
-        "implies",
-        "iff",
-        "mid",
-        "nmid",
-        "parallel",
-        "perp",
-        "langle",
-        "rangle",
-        "lfloor",
-        "rfloor",
-        "lceil",
-        "rceil",
-        "lvert",
-        "rvert",
-        "lVert",
-        "rVert",
-        "vert",
-        "Vert",
-        "ell",
-        "top",
-        "bot",
-        "star",
-        "ast",
-        "circ",
-        "bullet",
-        "oplus",
-        "otimes",
-        "odot",
-        "prime",
-        "quad",
-        "qquad",
-        "colon",
-        "triangleq",
-        "coloneqq",
-        "intercal",
-        "dagger",
-        "hbar",
-        "imath",
-        "jmath",
-        "binom",
-        "choose",
-        "over",
-    ]
-)
-_MATH_SYMBOLS = frozenset(",;:! {}|_%")  # \, \; \: \! \  \{ \} \| \_ \%
-_MATH_COMMAND = re.compile(r"\\([A-Za-z]+|.)")
+MAX_MATH_DEPTH = 6
+MAX_MATH_SPACING = 8
+_COMMAND_WORDS = """alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu
+    xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta
+    Lambda Xi Pi Sigma Upsilon Phi Psi Omega frac dfrac tfrac sqrt sum prod int oint coprod
+    bigcup bigcap log ln exp min max argmin argmax arg sup inf lim limsup liminf det dim ker Pr
+    sin cos tan mathbb mathcal mathbf mathrm mathit mathsf mathtt mathfrak boldsymbol bm
+    operatorname text textrm textit textbf hat tilde bar vec dot ddot widehat widetilde
+    overline underline left right big Big bigg Bigg cdot cdots ldots dots vdots ddots times
+    div pm mp le leq ge geq neq ne approx sim simeq cong equiv propto ll gg in notin ni subset
+    subseteq supset supseteq cup cap setminus emptyset varnothing infty partial nabla forall
+    exists neg lnot land lor wedge vee to rightarrow leftarrow leftrightarrow Rightarrow
+    Leftarrow Leftrightarrow mapsto implies iff mid nmid parallel perp langle rangle lfloor
+    rfloor lceil rceil lvert rvert lVert rVert vert Vert ell top bot star ast circ bullet
+    oplus otimes odot prime quad qquad colon triangleq coloneqq intercal dagger hbar imath
+    jmath binom choose over"""
+MATH_COMMANDS = frozenset(_COMMAND_WORDS.split())
+_MATH_SYMBOLS = frozenset(",;: {}|_%")  # \, \; \: \  \{ \} \| \_ \%
+_MATH_SPACING = frozenset({"quad", "qquad", ",", ";", ":", " "})
+_MATH_COMMAND = re.compile(r"\\([A-Za-z@]+|.)")  # KaTeX reads @ as a letter
 
 
 def md_math(value: object) -> str:
     """`value` as Markdown that shows its text literally (as `md`) and its safe math spans
     as math: for an abstract or a title shown as text (the paper detail)."""
     text = _LINE_BREAKS.sub(" ", without_bidi(value))
-    out, end = [], 0
+    out, end, spans = [], 0, 0
     for count, match in enumerate(_MATH_SPAN.finditer(text)):
         body = match.group(1) or match.group(2)
         if count >= MAX_MATH_SPANS or not _safe_math(body):
             continue  # stays in the text around it, escaped
-        out.append(md(text[end : match.start()]) + f"${body}$")
-        end = match.end()
-    return "".join(out) + md(text[end:])
+        between = md(text[end : match.start()]) or (WORD_JOINER if spans else "")
+        out.append(between + f"${body}$")  # a joiner keeps $a$$b$ two spans
+        end, spans = match.end(), spans + 1
+    shown = "".join(out) + md(text[end:])
+    if spans and not _STREAMLIT_MATH.search(shown):
+        return md(value)  # Streamlit would not render it as math: all of it as text
+    return shown
 
 
 def _safe_math(body: str) -> bool:
-    """Whether KaTeX may render `body`: short, allowed commands only, balanced braces, and no
-    character that means something else to TeX or Markdown (#, &, %, ~, $, a bare backslash)."""
+    """Whether KaTeX may render `body`: short, allowed commands only, braces balanced and
+    shallow, few spacing commands, and no character that means something else to TeX or
+    Markdown (#, &, %, ~, $, a bare backslash)."""
     if len(body) > MAX_MATH_CHARS:
         return False
-    for command in _MATH_COMMAND.findall(body):
+    commands = _MATH_COMMAND.findall(body)
+    for command in commands:
         wordy = len(command) > 1 or command.isalpha()
         if command not in (MATH_COMMANDS if wordy else _MATH_SYMBOLS):
             return False
+    if sum(c in _MATH_SPACING for c in commands) > MAX_MATH_SPACING:
+        return False
     rest = _MATH_COMMAND.sub(" ", body)  # escaped braces and symbols are gone
     if any(char in rest for char in "$#&%~\\"):
         return False
     depth = 0
     for char in rest:
         depth += (char == "{") - (char == "}")
-        if depth < 0:
+        if not 0 <= depth <= MAX_MATH_DEPTH:
             return False
     return depth == 0
 

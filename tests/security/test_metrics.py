@@ -73,6 +73,25 @@ def test_the_edit_key_opens_the_metrics_and_a_wrong_one_does_not(server):
         assert status(server, METRICS, VISITOR, {"Authorization": wrong}) == 404, wrong[:40]
 
 
+def test_a_request_through_a_local_proxy_is_not_the_hosts(server):
+    """Without a trusted header, a proxy on this machine connects from 127.0.0.1 for every
+    visitor; the headers it adds say the request is not the host's browser."""
+    for name in ("X-Forwarded-For", "Forwarded", "X-Real-IP"):
+        assert status(server, METRICS, "127.0.0.1", {name: "127.0.0.1"}) == 404, name
+
+
+def test_guessing_the_key_through_the_metrics_meets_the_sign_in_limit(server):
+    """Wrong Bearer keys count as wrong sign-ins (editing.SOURCE_TRIES per address): after
+    the limit even the right key is refused from that address, and another still works."""
+    from explorer.view.ui.editing import SOURCE_TRIES
+
+    guesser = "127.0.0.9"
+    for i in range(SOURCE_TRIES):
+        assert status(server, METRICS, guesser, {"Authorization": f"Bearer guess-{i}"}) == 404
+    assert status(server, METRICS, guesser, {"Authorization": f"Bearer {EDIT_KEY}"}) == 404
+    assert status(server, METRICS, "127.0.0.8", {"Authorization": f"Bearer {EDIT_KEY}"}) == 200
+
+
 def test_without_an_edit_key_only_the_hosts_machine_reads_them(seed_cache):
     proc, url = start_server(seed_cache, edit_key=None)
     try:
@@ -102,7 +121,10 @@ def test_dashboard_trusts_the_named_proxy_header_for_metrics(seed_cache, tmp_pat
         visitor = {"X-Forwarded-For": "127.0.0.1, 203.0.113.9"}  # claimed, then the proxy's
         assert status(port, METRICS, "127.0.0.1", visitor) == 404
         assert status(port, METRICS, "127.0.0.1", {"X-Forwarded-For": "::1"}) == 200
-        assert status(port, METRICS, "127.0.0.1") == 200  # not through the proxy: the socket
+        # A proxy adding its own line after the client's: every line is read, the last wins.
+        lines = "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-For"
+        assert status(port, METRICS, "127.0.0.1", {lines: "203.0.113.9"}) == 404
+        assert status(port, METRICS, "127.0.0.1") == 404  # no trusted header: nobody's
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -124,6 +146,16 @@ def _health(port: int) -> int:
 )  # fmt: skip
 def test_is_metrics(path, routed):
     assert is_metrics(path) is routed
+
+
+def test_a_trusted_header_decides_alone(monkeypatch):
+    monkeypatch.setenv(CLIENT_HEADER_ENV, "X-Explorer-Client")
+    assert clients.is_host_request("127.0.0.1", "203.0.113.9", forwarded=True)
+    assert not clients.is_host_request(None, "127.0.0.1", forwarded=False)  # nobody's
+    assert not clients.is_host_request("", "127.0.0.1", forwarded=False)
+    monkeypatch.delenv(CLIENT_HEADER_ENV)
+    assert clients.is_host_request(None, "127.0.0.1", forwarded=False)
+    assert not clients.is_host_request(None, "127.0.0.1", forwarded=True)
 
 
 def test_the_client_is_the_trusted_headers_last_address(monkeypatch):

@@ -69,6 +69,13 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _header_lines(scope: Scope, name: bytes) -> str | None:
+    """Every line of one header, joined as one value ("a, b"), or None when there is none:
+    a proxy that adds its own line after the client's is read whole."""
+    lines = [v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == name]
+    return ", ".join(lines) if lines else None
+
+
 def _hostname(netloc: str) -> str:
     """`host` of `host:port` or `[v6]:port`, lower-cased."""
     return (urlsplit(f"//{netloc}").hostname or "").lower()
@@ -134,12 +141,14 @@ class VisitorGuard:
     def _host(self, scope: Scope) -> bool:
         """Whether the host asks: from its own machine, or with the edit key."""
         header = clients.trusted_header()
-        value = _header(scope, header.lower().encode("latin-1")) if header else None
-        peer = scope.get("client") or (None,)
-        if clients.is_host(clients.client_address(value, peer[0])):
+        value = _header_lines(scope, header.lower().encode("latin-1")) if header else None
+        forwarded = any(_header(scope, h.encode()) is not None for h in clients.FORWARDING_HEADERS)
+        peer = (scope.get("client") or (None,))[0]
+        if clients.is_host_request(value, peer, forwarded):
             return True
+        who = clients.client_address(value, peer) or "unknown"
         return self.app_dir is not None and _bearer_is_key(
-            _header(scope, b"authorization"), self.app_dir
+            _header(scope, b"authorization"), self.app_dir, who
         )
 
 
@@ -149,16 +158,25 @@ def is_metrics(path: str) -> bool:
     return path.rstrip("/").endswith(METRICS_SUFFIX)
 
 
-def _bearer_is_key(authorization: str | None, app_dir: Path) -> bool:
+def _bearer_is_key(authorization: str | None, app_dir: Path, who: str) -> bool:
     """Whether `Authorization: Bearer <key>` carries the configured edit key (compared in
-    constant time; a header longer than any key is refused unread)."""
-    from explorer.view.ui.editing import MAX_KEY_CHARS, host_key
+    constant time; a header longer than any key is refused unread). A wrong key counts
+    against `who` as a wrong sign-in does (editing.SOURCES), so the metrics are no way
+    around the sign-in's limit on guesses."""
+    from explorer.view.ui.editing import MAX_KEY_CHARS, SOURCES, host_key
 
     scheme, _, given = (authorization or "").partition(" ")
     key = host_key(app_dir)
-    if key is None or scheme.lower() != "bearer" or len(given) > MAX_KEY_CHARS:
+    if key is None or scheme.lower() != "bearer":
         return False
-    return hmac.compare_digest(given.strip().encode("latin-1"), key.encode("utf-8"))
+    if SOURCES.blocked(who):
+        return False
+    if len(given) <= MAX_KEY_CHARS and hmac.compare_digest(
+        given.strip().encode("latin-1"), key.encode("utf-8")
+    ):
+        return True
+    SOURCES.failed(who)
+    return False
 
 
 _LAST_WARNING = {"at": -math.inf, "muted": 0}

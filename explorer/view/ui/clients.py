@@ -40,6 +40,20 @@ def client_address(header_value: str | None, socket_address: str | None) -> str 
     return socket_address[:MAX_ADDRESS_CHARS] if socket_address else None
 
 
+# Headers a proxy adds: a request carrying one came through a proxy, not from a browser on
+# this machine, whatever its socket says (a TLS proxy on this machine connects from loopback).
+FORWARDING_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip")
+
+
+def is_host_request(trusted_value: str | None, socket_address: str | None, forwarded: bool) -> bool:
+    """Whether a request comes from the host's own machine. With a trusted header, only its
+    address counts (a request without one is nobody's); without, the socket's, unless the
+    request came through a proxy (`forwarded`: it carries one of FORWARDING_HEADERS)."""
+    if trusted_header():
+        return bool(trusted_value) and is_host(from_header(trusted_value))
+    return not forwarded and is_host(socket_address)
+
+
 def is_host(address: str | None) -> bool:
     """Whether `address` is the host's own machine (127.0.0.1 or ::1, also IPv4-mapped)."""
     if not address:

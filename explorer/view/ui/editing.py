@@ -125,8 +125,9 @@ def source() -> str:
     trusts one (serve's haproxy, or a TLS proxy named by --client-address-header), else the
     socket's address (view/ui/clients.py)."""
     header = clients.trusted_header()
-    value = st.context.headers.get(header) if header else None
-    address = clients.client_address(value if isinstance(value, str) else None, None)
+    # Every line of the header, in order: a proxy may add its own line after the client's.
+    value = ", ".join(st.context.headers.get_all(header)) if header else None
+    address = clients.client_address(value or None, None)
     if address:
         return address
     address = st.context.ip_address  # None on loopback (Streamlit hides 127.0.0.1 and ::1)
