@@ -106,3 +106,94 @@ def test_a_background_built_elsewhere_scores_by_its_own_counts(tmp_path):
     assert 0 < bg.specificity("rare", path=path) < 1
     assert bg.is_boilerplate("common common", path=path)  # made only of boilerplate words
     assert bg.specificity("unknown words", path=path) == 1.0
+
+
+# --- said in passing, and verbs at a label's edge (issue 52) ------------------------------
+
+# What abstracts of every field say once and move on from (the issue's seed-corpus words).
+SAID_IN_PASSING = ["findings", "highlighting", "computationally efficient", "theoretical findings"]
+# Subjects a paper names again, by name or by initials ("large language models (llms)").
+REPEATED_SUBJECTS = ["diffusion models", "large language models", "reinforcement learning",
+                     "conformal prediction", "gaussian processes", "regret"]  # fmt: skip
+
+
+def test_the_shipped_table_counts_repeats_and_contexts_not_texts():
+    table = json.loads(gzip.decompress(bg.TABLE.read_bytes()))
+    assert table["usage_min"] == builder.USAGE_MIN and table["context_min"] == builder.CONTEXT_MIN
+    for phrase, (used, again) in table["repeats"].items():
+        assert 1 <= len(phrase.split()) <= builder.PHRASE_WORDS, phrase
+        assert used >= builder.USAGE_MIN and 0 <= again <= used, phrase
+    for word, (uses, after_subject, before_object) in table["contexts"].items():
+        assert " " not in word and uses >= builder.CONTEXT_MIN, word
+        assert 0 <= after_subject <= uses and 0 <= before_object <= uses, word
+
+
+@pytest.mark.parametrize("phrase", SAID_IN_PASSING)
+def test_a_phrase_said_in_passing_weighs_less_than_any_repeated_subject(phrase):
+    assert bg.repeat_share(phrase) < bg.REPEATED
+    assert 0 < bg.specificity(phrase) < 0.5
+    assert bg.specificity(phrase) < min(bg.specificity(s) for s in REPEATED_SUBJECTS)
+
+
+@pytest.mark.parametrize("phrase", REPEATED_SUBJECTS)
+def test_a_subject_abstracts_repeat_keeps_its_whole_specificity(phrase):
+    share = bg.repeat_share(phrase)
+    assert share is None or share >= bg.REPEATED
+    assert bg.specificity(phrase) == pytest.approx(bg._graded(*bg._shares()[phrase][:2])
+                                                   if phrase in bg._shares() else 1.0)  # fmt: skip
+
+
+def test_a_fragment_of_an_abbreviated_term_shares_its_repeats():
+    """ "deep neural" is said again as the "dnns" of "deep neural networks"."""
+    assert bg.repeat_share("deep neural") >= bg.repeat_share("deep neural networks")
+
+
+@pytest.mark.parametrize("word", ["provide", "designed", "enhancing", "effectively", "propose"])
+def test_verbs_participles_and_adverbs_are_learned_from_their_contexts(word):
+    assert bg.verb_like(word)
+
+
+@pytest.mark.parametrize("word", ["learning", "framework", "detection", "recommendations",
+                                  "reinforcement", "deep", "diffusion", "personalized"])  # fmt: skip
+def test_nouns_and_adjectives_are_not_verbs(word):
+    assert not bg.verb_like(word)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "edged"),
+    [("detection framework designed", True), ("provide personalized recommendations", True),
+     ("enhancing", True), ("reinforcement learning", False), ("deep learning", False),
+     ("zebrafish imaging", False)],
+)  # fmt: skip
+def test_a_phrase_is_verb_edged_by_its_first_or_last_word(phrase, edged):
+    assert bg.verb_edged(phrase) is edged
+
+
+def test_a_table_without_usage_counts_judges_as_before(tmp_path):
+    """A background built before the usage counts: nothing is said in passing, no verbs."""
+    table = {"source": "test", "keep_share": 0.0, "groups": ["a", "b"], "documents": [99, 99],
+             "phrases": {"lopsided": [90, 5]}}  # fmt: skip
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(table).encode()))
+    assert bg.repeat_share("lopsided", path=path) is None
+    assert bg.specificity("lopsided", path=path) == bg._graded(*bg._shares(path)["lopsided"][:2])
+    assert not bg.verb_like("provide", path=path)
+
+
+def test_the_builder_counts_repeats_by_name_or_initials_and_verb_contexts(tmp_path, monkeypatch):
+    monkeypatch.setattr(builder, "USAGE_MIN", 2)
+    monkeypatch.setattr(builder, "CONTEXT_MIN", 1)
+    docs = [
+        "Gaussian processes (GPs) model zebrafish. We provide the zebrafish atlas.",
+        "Gaussian processes again; gaussian processes scale. To provide a zebrafish map.",
+        "Gaussian processes once. The findings hold. We provide insight.",
+        "Findings of note; zebrafish findings.",
+        "The zebrafish findings.",
+    ]
+    repeats, contexts = builder.usage(docs)
+    assert repeats["gaussian processes"] == [3, 2]  # initials in the first, twice in the second
+    assert repeats["findings"] == [3, 1]
+    assert repeats["zebrafish"] == [4, 1]
+    uses, after_subject, before_object = contexts["provide"]
+    assert (uses, after_subject, before_object) == (3, 3, 2)
+    assert contexts["zebrafish"][1:] == [0, 0]

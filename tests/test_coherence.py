@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 
 from explorer.build import coherence as C
@@ -187,6 +189,28 @@ def test_keywords_the_venues_use_as_often_come_after_the_corpus_subjects():
     assert ranked_terms(vocab, 40)["term"].tolist() == ["galaxy", "extensive"]
 
 
+def test_a_short_list_ranks_by_the_share_its_counts_support():
+    """On 38 papers, 9 using a word the venues write in 7% of abstracts is no evidence of a
+    subject (the Wilson bound of 9/38 is 17%, not 24%); on 3,800 papers the same share is."""
+    from explorer.view.store.keywords import supported_share
+
+    small = supported_share(np.array([0.0, 1, 9, 38]), 38)
+    assert (
+        small[0] == 0 and (np.diff(small) > 0).all() and (small < [1e-9, 1 / 38, 9 / 38, 1]).all()
+    )
+    large = supported_share(np.array([900.0]), 3800)[0]
+    assert 900 / 3800 - large < 0.01 < 9 / 38 - small[2]
+
+
+@given(st.integers(0, 500), st.integers(1, 500))
+def test_a_supported_share_is_a_share_no_larger_than_the_counts_show(df, extra):
+    from explorer.view.store.keywords import supported_share
+
+    n = df + extra
+    share = supported_share(np.array([float(df)]), n)[0]
+    assert 0.0 <= share <= df / n
+
+
 def test_top_keyword_lists_show_one_inflection_of_a_term():
     """ "algorithms" and "algorithm" took two of the Overview's twenty places on ICML
     2013-2019: the vocabulary names each term's form, and the lists keep its best-ranked
@@ -248,6 +272,42 @@ def test_the_seed_corpus_top_keywords_hold_no_link_parts(seed_run):
     )
     words = {w for term in top for w in term.split()}
     assert not words & {"https", "http", "github", "com", "www", "org"}
+
+
+# Issue 52: what abstracts of every field say once (never a top keyword of the seed corpus)
+# and subjects that must stay above them.
+SEED_PASSING = {"findings", "highlighting", "computationally efficient", "theoretical findings"}
+SEED_SUBJECTS = {"diffusion models", "large language", "reinforcement learning",
+                 "conformal prediction"}  # fmt: skip
+
+
+@pytest.mark.realbuild
+def test_the_seed_corpus_top_keywords_are_subjects_not_words_said_in_passing(seed_run):
+    from explorer.view.store.keywords import one_per_form, ranked_terms
+
+    vocab, n = seed_run.table("vocab"), len(seed_run.table("papers"))
+    top = one_per_form(ranked_terms(vocab, n), vocab)["term"].head(20).tolist()
+    assert not SEED_PASSING & set(top), top
+    assert "diffusion models" in top
+    specific = dict(zip(vocab["term"], vocab["specificity"], strict=True))
+    assert set(specific) >= SEED_PASSING | SEED_SUBJECTS
+    assert max(specific[t] for t in SEED_PASSING) < min(specific[t] for t in SEED_SUBJECTS)
+
+
+@pytest.mark.realbuild
+def test_the_seed_corpus_map_labels_hold_no_word_said_in_passing(seed_run):
+    """Under every EXPLORER_TEST_SEED: no node's map label is one of them, and no topic's
+    contrast keywords (the selection's) offer them before its subjects run out."""
+    from explorer.view.store.keywords import contrast_keywords
+
+    nodes = seed_run.table("nodes")
+    for short in nodes["label"]:
+        assert not SEED_PASSING & set(str(short).split(", ")), short
+    papers, vocab = seed_run.table("papers"), seed_run.table("vocab")
+    indptr, indices = seed_run.array("doc_terms_indptr"), seed_run.array("doc_terms_indices")
+    for _, group in papers.groupby("topic_id"):
+        top = contrast_keywords(indptr, indices, vocab, group.index.to_numpy(), top=5)
+        assert not SEED_PASSING & set(top["term"]), top["term"].tolist()
 
 
 def test_keywords_are_verbatim_terms_with_hyphenated_words_whole():

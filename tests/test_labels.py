@@ -51,7 +51,7 @@ AREAS = {
     "A2": (
         "reward signals",
         {
-            "robots": ["robotic arms", "joint torques", "grasp poses", "contact forces",
+            "robots": ["robotic arms", "joint torques", "wrist poses", "contact dynamics",
                        "sim-to-real transfer", "manipulation skills", "gripper sensors",
                        "motor commands", "legged locomotion", "tactile feedback"],
             "games": ["board games", "self-play agents", "Monte Carlo rollouts",
@@ -59,7 +59,7 @@ AREAS = {
                       "chess engines", "card decks", "poker hands"],
             "bandits": ["regret bounds", "arm pulls", "confidence intervals",
                         "Thompson sampling", "contextual features", "exploration bonuses",
-                        "posterior draws", "elimination rounds", "pull budgets",
+                        "posterior draws", "elimination rounds", "arm budgets",
                         "cumulative losses"],
         },
     ),
@@ -599,3 +599,89 @@ def test_phrase_table_holds_each_documents_phrases_once_in_int32_indices(words):
     # Index arrays are int32 (half the memory of a 100,000-paper label sample's table).
     assert table.codes.dtype == np.int32 and table.x.indices.dtype == np.int32
     assert all(a.dtype == np.int32 for a in (*table.starts, *table.columns))
+
+
+# --- pieces of sentences and what is said in passing (issue 52) ---------------------------
+
+
+def test_repeats_count_a_phrase_said_twice_or_once_with_its_initials():
+    from explorer.build.labels.phrases import Repeats
+
+    docs = [
+        "Restricted boltzmann machines (RBMs) are shallow; zebrafish.",
+        "Restricted boltzmann machines, and restricted boltzmann machines again.",
+        "Restricted boltzmann machines, once; zebrafish and zebrafish.",
+        "No such term here.",
+    ]
+    table = phrase_table(docs)
+    column = {table.text(j): j for j in range(table.x.shape[1])}
+    repeats = Repeats(table)
+    assert repeats.said_again(column["restricted boltzmann machines"]) == 2
+    assert repeats.said_again(column["zebrafish"]) == 1
+    assert repeats.said_again(column["shallow"]) == 0
+
+
+SENTENCE_PIECES = ["we provide personalized recommendations", "a detection framework designed"]
+
+
+def _pieces_corpus():
+    """Two sibling topics whose papers write their subject phrase beside a verb in every
+    abstract; one also repeats a term that starts with a verb-like word ("restricted")."""
+    docs, members, parent_of = [], {}, {}
+    for node, (subject, piece) in {
+        "recs": ("session graphs", SENTENCE_PIECES[0]),
+        "detect": ("phishing pages", SENTENCE_PIECES[1]),
+    }.items():
+        start = len(docs)
+        for k in range(10):
+            docs.append(f"For {subject}, {piece} to {FILLS[k % 4]}. Results on {subject}.")
+        members[node], parent_of[node] = np.arange(start, len(docs)), "A0"
+    start = len(docs)
+    for k in range(10):
+        docs.append(f"Restricted boltzmann machines (RBMs) of {FILLS[k % 4]}; restricted "
+                    "boltzmann machines train slowly.")  # fmt: skip
+    members["rbm"], parent_of["rbm"] = np.arange(start, len(docs)), "A0"
+    members["A0"], parent_of["A0"] = np.arange(len(docs)), None
+    return docs, members, parent_of
+
+
+def test_no_label_phrase_starts_or_ends_with_a_verb_unless_the_corpus_repeats_it():
+    from explorer.build.background import verb_edged
+
+    docs, members, parent_of = _pieces_corpus()
+    labels = label_nodes(docs, members, parent_of)
+    for node in ("recs", "detect"):
+        assert not [p for p in labels[node].phrases if verb_edged(p)], labels[node]
+    assert "session graphs" in labels["recs"].phrases
+    assert "phishing pages" in labels["detect"].phrases
+    assert "restricted boltzmann machines" in labels["rbm"].phrases  # a term, said again
+    assert_readable_labels(docs, members, parent_of, labels)
+
+
+def test_the_audit_reports_a_piece_of_a_sentence():
+    from explorer.build.labels.audit import label_faults
+
+    docs, members, parent_of = _pieces_corpus()
+    labels = {n: NodeLabel("x", "x", ("zebrafish",)) for n in members}
+    labels["recs"] = NodeLabel("x", "x", ("provide personalized recommendations",))
+    labels["rbm"] = NodeLabel("y", "y", ("restricted boltzmann machines",))
+    faults = "\n".join(label_faults(docs, members, parent_of, labels))
+    assert "recs: 'provide personalized recommendations' starts or ends with a verb" in faults
+    assert "restricted boltzmann machines' starts" not in faults
+
+
+def test_a_word_said_in_passing_labels_nothing_its_papers_repeat_instead():
+    """Every paper of a topic writes "findings" and "highlighting" once and its subject
+    twice: the subject labels it (the venues' habit decides, on any list size)."""
+    docs, members, parent_of = [], {}, {}
+    for node, subject in {"a": "zebrafish imaging", "b": "galaxy surveys"}.items():
+        start = len(docs)
+        for k in range(6):
+            docs.append(f"Our findings, highlighting {FILLS[k % 4]}: {subject}. "
+                        f"More {subject}.")  # fmt: skip
+        members[node], parent_of[node] = np.arange(start, len(docs)), "A0"
+    members["A0"], parent_of["A0"] = np.arange(len(docs)), None
+    labels = label_nodes(docs, members, parent_of)
+    for node, subject in {"a": "zebrafish imaging", "b": "galaxy surveys"}.items():
+        assert labels[node].phrases[0] == subject
+    assert labels["A0"].phrases[0] not in {"findings", "highlighting"}

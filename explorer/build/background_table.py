@@ -7,8 +7,18 @@ repository (snapshot of 2026-02-23, as kept in `../shared/data/paperlists`; see
 `explorer/build/background.py` for what the table is for), cuts every abstract into the same
 1-3-word candidate phrases the labels use, and counts, per venue group, in how many abstracts
 each phrase occurs. Only phrases the typical group uses are kept (median document share at
-least KEEP_SHARE): whatever is missing is rare in most groups, so specific by construction. Only
-aggregated counts are written, never a text.
+least KEEP_SHARE): whatever is missing is rare in most groups, so specific by construction.
+
+Over all groups together it also counts how phrases are used (see background.py):
+- `repeats`: for every phrase of at least USAGE_MIN abstracts, in how many abstracts it
+  occurs and in how many it is said again, by name or by its initials ("gaussian processes
+  (gps)"): "diffusion" is repeated in half the abstracts that use it, "findings" in one in
+  twenty;
+- `contexts`: for every word of at least CONTEXT_MIN occurrences, how often it is written
+  right after a word that comes before verbs (VERB_BEFORE: "we provide", "is designed") and
+  right before one that comes after them (OBJECT_AFTER: "enhancing the", "provide a"):
+  the evidence that a word is a verb, participle or adverb, learned without a tagger.
+Only aggregated counts are written, never a text.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.build.labels.phrases import phrase_table
+from explorer.build.labels.phrases import Repeats, phrase_table
 
 # Venue group -> the paper-list folders it reads (every year present).
 GROUPS = {
@@ -41,6 +51,23 @@ PHRASE_WORDS = 3
 # it: enough to tell boilerplate (common in every group) and to know how often the venues
 # write a term a corpus uses ("highlighting": 0.2% of CVPR's abstracts, 2.4% of WWW's).
 KEEP_SHARE = 0.002
+# A phrase's repeats are counted once this many abstracts use it, a word's contexts once it
+# occurs this many times (background.CONTEXT_PRIOR keeps a rare word's few uses from
+# deciding alone).
+USAGE_MIN = 20
+CONTEXT_MIN = 5
+# Words that precede a verb, participle or adverb far more often than a noun: subjects,
+# "to", modals and auxiliaries ("we propose", "to provide", "is designed", "are not").
+VERB_BEFORE = frozenset({
+    "we", "they", "to", "can", "may", "will", "could", "should", "would", "must", "is", "are",
+    "was", "were", "be", "been", "being", "also", "not",
+})  # fmt: skip
+# Words that follow a transitive verb far more often than a noun: determiners and object
+# pronouns ("provide a", "enhancing the", "leveraging their").
+OBJECT_AFTER = frozenset({
+    "the", "a", "an", "our", "their", "its", "this", "these", "those", "each", "such", "both",
+    "them", "it", "us", "any",
+})  # fmt: skip
 DEFAULT_SOURCE = Path(__file__).resolve().parents[3] / "shared" / "data" / "paperlists"
 DEFAULT_OUT = Path(__file__).with_name("background.json.gz")
 SOURCE = (
@@ -80,12 +107,35 @@ def phrase_counts(docs: list[str]) -> dict[str, int]:
     return {table.text(j): int(df[j]) for j in short}
 
 
+def usage(docs: list[str]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """`repeats` and `contexts` of `docs` (see the module's docstring)."""
+    table = phrase_table(docs)
+    df = np.asarray(table.x.sum(axis=0)).ravel()
+    common = np.flatnonzero((df >= USAGE_MIN) & (table.length <= PHRASE_WORDS))
+    again = Repeats(table)
+    repeats = {table.text(j): [int(df[j]), again.said_again(j)] for j in common}
+    at, column = table.starts[0], table.columns[0].astype(np.int64)  # one-word occurrences
+    before = np.fromiter((t in VERB_BEFORE for t in table.vocabulary), bool)
+    after = np.fromiter((t in OBJECT_AFTER for t in table.vocabulary), bool)
+    previous = np.where(at > 0, table.codes[np.maximum(at - 1, 0)], -1)
+    n = table.x.shape[1]
+    uses = np.bincount(column, minlength=n)
+    verb = np.bincount(column[(previous >= 0) & before[previous]], minlength=n)
+    obj = np.bincount(column[after[table.codes[at + 1]]], minlength=n)  # a document ends in "|"
+    words = np.flatnonzero((uses >= CONTEXT_MIN) & (table.length == 1))
+    contexts = {table.text(j): [int(uses[j]), int(verb[j]), int(obj[j])] for j in words}
+    return repeats, contexts
+
+
 def build_table(source: Path) -> dict:
-    """The table as a JSON-ready dict: groups with their sizes, phrases with a count per group."""
+    """The table as a JSON-ready dict: groups with their sizes, phrases with a count per
+    group, and the usage counts over all groups."""
     sizes: dict[str, int] = {}
     counts: dict[str, dict[str, int]] = {}
+    every_doc: list[str] = []
     for group, folders in GROUPS.items():
         docs = [t for f in folders for t in read_abstracts(source / f)]
+        every_doc.extend(docs)
         if not docs:
             raise SystemExit(f"no abstracts for {group} under {source}")
         sizes[group] = len(docs)
@@ -98,12 +148,17 @@ def build_table(source: Path) -> dict:
         row = [counts[g].get(phrase, 0) for g in names]
         if np.median([c / sizes[g] for c, g in zip(row, names, strict=True)]) >= KEEP_SHARE:
             kept[phrase] = row
+    repeats, contexts = usage(every_doc)
     return {
         "source": SOURCE,
         "keep_share": KEEP_SHARE,
         "groups": names,
         "documents": [sizes[g] for g in names],
         "phrases": kept,
+        "usage_min": USAGE_MIN,
+        "context_min": CONTEXT_MIN,
+        "repeats": dict(sorted(repeats.items())),
+        "contexts": dict(sorted(contexts.items())),
     }
 
 

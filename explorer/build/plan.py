@@ -85,7 +85,11 @@ def _quiet(message: str) -> None:
 #      subtopics keep their stability
 #  21: source markup turned into text at ingest (markup.py: HTML, TeX escapes and accents,
 #      fused commands, case-protecting braces, citations), so texts and their vectors change
-PIPELINE_VERSION = 21
+#  22: what is said in passing weighs less (background.REPEATED: the venues' repeat share of a
+#      phrase scales its specificity, so vocabulary, top words and labels change); label
+#      phrases with a verb, participle or adverb at an end are left out unless the corpus
+#      repeats them as a term (labels.ranking.reads_as_term)
+PIPELINE_VERSION = 22
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

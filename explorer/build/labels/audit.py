@@ -1,7 +1,8 @@
 """An audit of a hierarchy's labels against the documented rules (docs/labels.md).
 
 Independent of how the package's other modules pick phrases: it re-reads the papers and
-reports every phrase that is boilerplate by the learned list, a fragment of a longer term
+reports every phrase that is boilerplate by the learned list, a piece of a sentence (a verb,
+participle or adverb at an end, and no term the corpus repeats), a fragment of a longer term
 most of the node's papers using it write instead, or a second form of a term the label
 already holds, and every parent/child or sibling pair that shares a short label against
 the rules. The unit tests run it on planted corpora and the seed corpus; `bench/quality.py`
@@ -18,12 +19,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.build.background import is_boilerplate
+from explorer.build.background import REPEATED, is_boilerplate, verb_edged
 from explorer.build.labels.candidates import WHOLE_SHARE, adds_meaning
 from explorer.build.labels.distinct import ESSENTIAL_SHARE
 from explorer.build.labels.phrases import candidate_phrases
 from explorer.build.labels.selection import NodeLabel
-from explorer.build.labels.terms import content_words, same_term
+from explorer.build.labels.terms import content_words, initials, same_term
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,16 +42,40 @@ def _phrases_of(text: str) -> frozenset[str]:
     return frozenset(candidate_phrases(text))
 
 
-def longer_term(phrase: str, texts: Sequence[str]) -> str | None:
-    """A longer phrase holding `phrase` that most of the papers using it use instead (the
-    documented rule: WHOLE_SHARE of them, adding a word that is no boilerplate)."""
+def _mentions(phrase: str, text: str) -> int:
+    pattern = r"\s+".join(map(re.escape, phrase.split()))
+    return len(re.findall(rf"(?<![\w-]){pattern}(?![\w-])", text.lower()))
+
+
+def sentence_piece(phrase: str, docs: Sequence[str]) -> bool:
+    """A verb, participle or adverb at an end, unless the phrase has several words and
+    REPEATED of the papers using it say it again, by name or by its initials."""
+    if not verb_edged(phrase):
+        return False
+    if " " not in phrase:
+        return True
+    short = initials(phrase)
+    using = [t for t in docs if occurs(phrase, t)]
+    again = sum(
+        _mentions(phrase, t) > 1
+        or (len(short) > 1 and (occurs(short, t) or occurs(short + "s", t)))
+        for t in using
+    )
+    return len(using) < 2 or again < REPEATED * len(using)
+
+
+def longer_term(phrase: str, texts: Sequence[str], docs: Sequence[str]) -> str | None:
+    """A longer phrase holding `phrase` that most of the node's papers (`texts`) using it
+    use instead (the documented rule: WHOLE_SHARE of them, adding a word that is no
+    boilerplate, and no piece of a sentence in the corpus `docs`)."""
     using = [t for t in texts if occurs(phrase, t)]
     longer = Counter(
         q for t in using for q in _phrases_of(t) if f" {phrase} " in f" {q} " and q != phrase
     )
     old = set(content_words(phrase))
     for q, n in longer.most_common():
-        if n >= max(2, WHOLE_SHARE * len(using)) and adds_meaning(q, old):
+        enough = n >= max(2, WHOLE_SHARE * len(using))
+        if enough and adds_meaning(q, old) and not sentence_piece(q, docs):
             return q
     return None
 
@@ -68,7 +93,9 @@ def label_faults(
         for i, phrase in enumerate(label.phrases):
             if is_boilerplate(phrase):
                 faults.append(f"{node}: {phrase!r} is boilerplate")
-            whole = longer_term(phrase, texts)
+            if sentence_piece(phrase, docs):
+                faults.append(f"{node}: {phrase!r} starts or ends with a verb or adverb")
+            whole = longer_term(phrase, texts, docs)
             if whole is not None:
                 faults.append(f"{node}: {phrase!r} is a fragment of {whole!r}")
             faults.extend(

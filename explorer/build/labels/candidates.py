@@ -15,12 +15,11 @@ import numpy as np
 
 from explorer.build.background import specificity
 from explorer.build.labels import terms
-from explorer.build.labels.ranking import row_values
+from explorer.build.labels.ranking import reads_as_term, row_values
 
 if TYPE_CHECKING:
-    from scipy.sparse import csr_matrix
-
     from explorer.build.labels.phrases import Phrases
+    from explorer.build.labels.ranking import Ranking
 
 # A phrase is a fragment of a longer candidate that holds it when at least this share of the
 # node's papers using it use the longer one: then the longer one is taken instead.
@@ -61,14 +60,25 @@ class NodeTerms:
     def __init__(
         self,
         table: Phrases,
-        df: csr_matrix,
+        ranking: Ranking,
         row: int,
         links: tuple[np.ndarray, np.ndarray],
         forms: np.ndarray,
         col_of: dict,
     ):
-        self.table, self.df, self.row, self.links = table, df, row, links
-        self.forms, self.col_of = forms, col_of
+        self.table, self.ranking, self.df, self.row = table, ranking, ranking.df, row
+        self.links, self.forms, self.col_of = links, forms, col_of
+
+    def reads_as_term(self, col: int) -> bool:
+        """`ranking.reads_as_term` of the phrase in column `col`."""
+        used = self.ranking.corpus_df[col]
+        return reads_as_term(self.table.text(col), col, used, self.ranking.repeats)
+
+    def fits(self, phrase: str) -> bool:
+        """Whether a phrase the selection arrived at can label (`reads_as_term`); one that
+        is no column of the table was checked where it was formed."""
+        col = self.col_of.get(phrase)
+        return col is None or self.reads_as_term(col)
 
     def _supers(self, col: int, end: int | None = None) -> np.ndarray:
         """The candidates holding column `col` (sorted), those below column `end` if given."""
@@ -89,7 +99,15 @@ class NodeTerms:
         group = np.bincount(form.ravel(), weights=own)[form.ravel()]
         old = set(terms.content_words(within))
         fine = np.flatnonzero(group >= need)
-        fine = fine[np.array([adds_meaning(self.table.text(c), old) for c in cols[fine]], bool)]
+        fine = fine[
+            np.array(
+                [
+                    adds_meaning(self.table.text(c), old) and self.reads_as_term(c)
+                    for c in cols[fine]
+                ],
+                bool,
+            )
+        ]
         return cols[fine], group[fine], own[fine]
 
     def _count(self, col: int) -> float:
@@ -151,7 +169,10 @@ class NodeTerms:
                           else WHOLE_SHARE for t in texts])  # fmt: skip
         counts = row_values(self.df, self.row, both)
         need = np.maximum(2.0, share * min(self._count(ca), self._count(cb)))
-        fine = same & (counts >= need) & np.array([specificity(t) > 0 for t in texts], bool)
+        fit = [
+            specificity(t) > 0 and self.reads_as_term(c) for t, c in zip(texts, both, strict=True)
+        ]
+        fine = same & (counts >= need) & np.array(fit, bool)
         cols, counts = both[fine], counts[fine]
         if not len(cols):
             return None

@@ -84,7 +84,7 @@ def label_nodes(
     col_of = dict(zip(ranking.texts.tolist(), ranking.columns.tolist(), strict=True))
     labels: dict[str, NodeLabel] = {}
     for i, node in enumerate(nodes):
-        context = NodeTerms(table, ranking.df, i, links, forms, col_of)
+        context = NodeTerms(table, ranking, i, links, forms, col_of)
         # Lazy: the walk stops after LONG_PHRASES picks, long before a big node's candidates end.
         labels[node] = select(ranking.candidates(i), context)
     return distinct(labels, parent_of, whole_size)

@@ -13,11 +13,13 @@ import re
 from array import array
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse import csr_matrix
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from explorer.build.labels.terms import initials
 
 # Candidates run to five words, so a term like "alternating direction method of multipliers"
 # can be held whole.
@@ -73,6 +75,8 @@ class Phrases:
     # occurrences and each one's column.
     starts: tuple[np.ndarray, ...] = ()
     columns: tuple[np.ndarray, ...] = ()
+    # Per document, the position of its last token in `codes`.
+    ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def columns_up_to(self, words: int) -> int:
         """The first column of a phrase longer than `words`: columns run by length (all
@@ -151,11 +155,12 @@ def phrase_table(docs: Sequence[str]) -> Phrases:
         cols.append((column.ravel() + n_columns).astype(np.int32))
         places.append(at)
         n_columns += len(first)
+    ends = np.flatnonzero(np.append(owner[1:] != owner[:-1], True)) if len(owner) else owner
     del owner
     x = _binary_matrix(rows, cols, (len(docs), n_columns))
     return Phrases(
         x, np.concatenate(firsts), np.concatenate(lengths).astype(np.int64), codes, vocabulary,
-        starts=tuple(places), columns=tuple(cols),
+        starts=tuple(places), columns=tuple(cols), ends=ends.astype(np.int64),
     )  # fmt: skip
 
 
@@ -194,6 +199,38 @@ def superphrases(table: Phrases, keep: np.ndarray) -> tuple[np.ndarray, np.ndarr
     sub, sup = sub[order], sup[order]
     indptr = np.searchsorted(sub, np.arange(table.x.shape[1] + 1))
     return indptr, sup
+
+
+class Repeats:
+    """How many documents say a phrase again: twice or more, or, for a phrase of several
+    words, once and its initials as a word ("restricted boltzmann machines (rbms)"). A term
+    is what abstracts repeat; a phrase said in passing is written once. Per column on
+    demand, from each length's occurrences sorted once."""
+
+    def __init__(self, table: Phrases):
+        self.table = table
+        self._order = [np.argsort(c, kind="stable") for c in table.columns]
+        self._sorted = [c[o] for c, o in zip(table.columns, self._order, strict=True)]
+        words = range(table.columns_up_to(1))
+        self._word = {table.text(j): j for j in words}
+
+    def _documents(self, column: int) -> np.ndarray:
+        """The document of each occurrence of the column's phrase (sorted, with repeats)."""
+        k = int(self.table.length[column]) - 1
+        lo, hi = np.searchsorted(self._sorted[k], [column, column + 1])
+        places = self.table.starts[k][self._order[k][lo:hi]]
+        return np.sort(np.searchsorted(self.table.ends, places))
+
+    def said_again(self, column: int) -> int:
+        """Documents that use the phrase of `column` twice or more, or once and its initials."""
+        docs, counts = np.unique(self._documents(column), return_counts=True)
+        again = set(docs[counts > 1].tolist())
+        if self.table.length[column] > 1:
+            short = initials(self.table.text(column))
+            for word in (short, short + "s") if len(short) > 1 else ():
+                if word in self._word:
+                    again |= set(np.intersect1d(docs, self._documents(self._word[word])).tolist())
+        return len(again)
 
 
 def keyword_terms(text: str) -> list[str]:

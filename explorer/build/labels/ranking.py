@@ -8,6 +8,12 @@ background (`explorer/build/background.py`), so boilerplate ("propose", "novel m
 never labels anything; a parent's score also by how evenly its children use the phrase, so
 an area is named by what its topics share. `coherence.py` reuses the membership matrix and
 the sibling-relative scores.
+
+A phrase that starts or ends with a verb, participle or adverb (`background.verb_edged`:
+"detection framework designed", "provide personalized recommendations") is a piece of a
+sentence, no candidate, unless the corpus uses the whole phrase of several words as a term:
+at least background.REPEATED of the papers using it say it again, by name or initials
+(`reads_as_term`, `phrases.Repeats`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from explorer.build.background import specificity
+from explorer.build.background import REPEATED, specificity, verb_edged
+from explorer.build.labels.phrases import Repeats
 
 if TYPE_CHECKING:
     from explorer.build.labels.phrases import Phrases
@@ -41,12 +48,23 @@ class Ranking:
     position: np.ndarray  # per ranked entry: its phrase's index in `texts`
     scores: np.ndarray  # per ranked entry: its score
     bounds: np.ndarray  # node i's entries are bounds[i]:bounds[i + 1], best first
+    repeats: Repeats  # how many documents say a phrase again
 
     def candidates(self, node: int) -> Iterator[tuple[str, float]]:
         """Node `node`'s (phrase, score) pairs, best first, lazily: the selection stops
         long before a big node's candidates end."""
         span = range(self.bounds[node], self.bounds[node + 1])
         return ((self.texts[self.position[k]], float(self.scores[k])) for k in span)
+
+
+def reads_as_term(text: str, column: int, used: float, repeats: Repeats) -> bool:
+    """Whether a phrase can label: no verb, participle or adverb at either end, or a whole
+    term of several words the corpus repeats (at least 2 papers, REPEATED of them saying
+    it again)."""
+    if not verb_edged(text):
+        return True
+    multiword = " " in text
+    return multiword and used >= 2 and repeats.said_again(column) >= REPEATED * used
 
 
 def check_members(members: Mapping[str, np.ndarray], n_docs: int) -> None:
@@ -178,9 +196,16 @@ def rank(
     scores = scores * _coverage(df, sizes, nodes, parent_of, rows, cols)
     used, position = np.unique(cols, return_inverse=True)
     texts = np.array([table.text(c) for c in used], dtype=object)
-    weight = np.fromiter((specificity(t) for t in texts), np.float64, len(texts))
+    repeats = Repeats(table)
+    pairs = zip(texts, used, strict=True)
+    weight = np.fromiter(
+        (specificity(t) * reads_as_term(t, c, corpus_df[c], repeats) for t, c in pairs),
+        np.float64,
+        len(texts),
+    )
     scores = scores * weight[position.ravel()]
-    # Boilerplate is never a candidate; longer phrases come in only as whole terms.
+    # Boilerplate and sentence pieces are never candidates; longer phrases come in only as
+    # whole terms.
     keep = (scores > 0) & (table.length[cols] <= RANKED_WORDS)
     rows, position, scores = rows[keep], position.ravel()[keep], scores[keep]
     by_text = np.argsort(texts, kind="stable")
@@ -190,4 +215,4 @@ def rank(
     order = np.lexsort((order_of_text[position], -table.length[used[position]], -scores, rows))
     rows, position, scores = rows[order], position[order], scores[order]
     bounds = np.searchsorted(rows, np.arange(len(nodes) + 1))
-    return Ranking(df, corpus_df, texts, used, position, scores, bounds)
+    return Ranking(df, corpus_df, texts, used, position, scores, bounds, repeats)

@@ -55,6 +55,8 @@ def select(candidates: Iterable[tuple[str, float]], context: NodeTerms | None = 
         if context:  # trimmed before and after: "existing active" -> "existing active learning"
             candidate = context.trimmed(candidate)
             phrase = context.trimmed(context.whole(candidate))
+            if not context.fits(phrase):  # trimmed to a piece of a sentence
+                continue
         clash = [i for i, (p, _) in enumerate(chosen) if terms.same_term(phrase, p)]
         # Whether it replaces what it clashes with is the ranked phrase's own merit.
         if len(clash) == 1 and _better_form(phrase, candidate, score, chosen[clash[0]]):
