@@ -107,6 +107,8 @@ def load() -> bool:
         ok &= done.returncode == 0
     print("Load: one badly behaved client (bench/withstand.py)…", flush=True)
     ok &= run_child([sys.executable, "-m", "bench.withstand"]).returncode == 0
+    print("Load: one source's flood of questions (bench/query_flood.py)…", flush=True)
+    ok &= run_child([sys.executable, "-m", "bench.query_flood"]).returncode == 0
     return ok
 
 

@@ -18,7 +18,14 @@ from bench.table_scale import (
     sample_quality_rows,
     scale_row,
 )
-from bench.table_serving import curation_row, load_row, onnx_row, viewer_rows, withstand_rows
+from bench.table_serving import (
+    curation_row,
+    load_row,
+    onnx_row,
+    query_flood_row,
+    viewer_rows,
+    withstand_rows,
+)
 
 TABLE_START = "<!-- results:start -->"
 TABLE_END = "<!-- results:end -->"
@@ -54,6 +61,8 @@ def _reference_rows() -> list[str]:
         rows.append(curation_row(result))
     if result := stored("withstand"):
         rows += withstand_rows(result)
+    if result := stored("query_flood"):
+        rows.append(query_flood_row(result))
     if result := stored("engines"):
         rows.append(engines_row(result))
     if result := stored("sample-fit"):

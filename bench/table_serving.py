@@ -96,6 +96,26 @@ def curation_row(result: dict) -> str:
     return row(label, ours, "", ratio, result["ok"], result["when"][:10])
 
 
+def query_flood_row(result: dict) -> str:
+    """bench/query_flood.py: one source's flood of questions against a visitor (issue 52)."""
+    ours = result["ours"]
+    before = result.get("before")
+    then = (
+        f"; code before: p50 {before['flood']['p50_s']} s ({before['ratio_p50']}x)"
+        if before
+        else ""
+    )
+    label = (
+        f"14g. {result['sessions']} sessions from one source ask new 500-character "
+        f"questions for {result['flood_s']:.0f} s: a visitor's topic map p50 (< 2x alone)"
+    )
+    figures = (
+        f"p50 {ours['flood']['p50_s']} s (p95 {ours['flood']['p95_s']} s) vs alone "
+        f"{ours['calm']['p50_s']} s; attacker pages {ours['attacker_pages']}{then}"
+    )
+    return row(label, figures, "", str(ours["ratio_p50"]), result["met"], result["when"][:10])
+
+
 def withstand_rows(result: dict) -> list[str]:
     """bench/withstand.py: what one badly behaved client costs the others (issue 28)."""
     when, missed = result["when"][:10], " ".join(result["missed"])

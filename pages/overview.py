@@ -68,11 +68,10 @@ with right:
     st.dataframe(venues, hide_index=True)
     st.subheader("Top keywords")
     st.caption(
-        "Most characteristic of this corpus first, not most frequent: papers using a term, "
-        "weighted by how specific it is to a field (words every field says, or says only in "
-        "passing, weigh little) and how much more often this corpus uses it than venues "
-        "typically do, as far as its counts can tell. One form per term: the better ranked of "
-        "'algorithm' and 'algorithms' is listed, with its own count."
+        "Most characteristic of this corpus first: papers using a term, weighted by how "
+        "specific it is to a field (what every field says, or says in passing, weighs little) "
+        "and by how much more often this corpus uses it than venues do, as far as its counts "
+        "tell. One form per term ('algorithm' or 'algorithms'), with its own count."
     )
     # Ranked by papers x specificity x lift over the venues: subjects, not boilerplate.
     top = (

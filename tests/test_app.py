@@ -320,6 +320,21 @@ def test_semantic_search_ranks_and_shares_via_url(app, seed_run):
     assert "(score: cosine similarity)" in texts(at)
 
 
+def test_a_source_over_its_question_budget_is_told_and_not_searched(app, monkeypatch):
+    """A new question over the source's fair share is not run (view/ui/fair.py); a question
+    the session already ran is, whatever the budget."""
+    from explorer.view.ui import fair
+
+    monkeypatch.setattr(fair, "GATE", fair.QueryGate(burst=1, rate=1e-3, max_wait_s=0.0))
+    at = run_page(app, "papers", ask="spiking neural networks")
+    assert "score" in at.dataframe[0].value.columns and not at.warning
+    at.text_input(key="ask").set_value("graph neural networks").run()
+    assert any("Many questions are coming from your address" in shown(w.value) for w in at.warning)
+    assert not any("score" in d.value.columns for d in at.dataframe)
+    at.text_input(key="ask").set_value("spiking neural networks").run()
+    assert not at.warning and "score" in at.dataframe[0].value.columns
+
+
 def test_the_share_link_names_the_corpus_even_when_it_is_the_default(app, seed_run):
     """Streamlit leaves the default corpus (the first by name) out of the URL; a link
     without it would open another corpus once one named before it is built."""

@@ -6,6 +6,7 @@ The model that built the corpus embeds the query: its ONNX export named in the m
 on the first query, never on page load, so browsing costs nothing. Where neither can be had
 (no export and no model packages, or a hub model while offline), papers are ranked by
 TF-IDF over titles and abstracts (explorer.view.search_scores), with a notice that says so.
+Each new question waits for its source's fair turn first (explorer/view/ui/fair.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from explorer import artifacts
 from explorer.view import query_encoder, search_scores
 from explorer.view.store.filters import Filters
 from explorer.view.text import counted, md_format
-from explorer.view.ui import state
+from explorer.view.ui import editing, fair, state
 from explorer.view.ui.data import (
     RunData,
     cache_dir,
@@ -109,6 +110,17 @@ def _matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame,
     return found, reason
 
 
+def _turn(query: str) -> bool:
+    """Whether this session may run `query` now: a question it already ran (a filter
+    changed, the page reran) always may; a new one waits for its source's fair turn."""
+    if st.session_state.get(state.ANSWERED) == query:
+        return True
+    if not fair.GATE.admit(editing.source()):
+        return False
+    st.session_state[state.ANSWERED] = query
+    return True
+
+
 def _asked() -> None:
     st.session_state[state.ASK_CHANGED] = True
 
@@ -136,6 +148,12 @@ def search_box(
     if st.session_state.pop(state.ASK_CHANGED, False) and in_fragment:
         st.rerun(scope="app")
     if not query:
+        return None
+    if not _turn(query):
+        st.warning(
+            "Many questions are coming from your address at once, so this one was not run. "
+            "Ask again in a few seconds."
+        )
         return None
     found, reason = matches(data, filters, query)
     if reason:

@@ -25,6 +25,7 @@ LEVEL = "level"
 # Not in the URL: set for one rerun each.
 ASK_CHANGED = "_ask_changed"  # the map's question changed: rerun the whole page once
 HANDED_LEVEL = "_handed_level"  # the level a page switch opens the next page at
+ANSWERED = "_answered"  # the last question this session was let ask (view/ui/fair.py)
 
 # The longest free text a visitor's search or question may be (their UI says so): widget
 # values arrive from any client, and a search string becomes part of per-run memo keys.

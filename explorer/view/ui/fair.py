@@ -1,0 +1,88 @@
+"""A fair share of semantic search for every source: one address's flood of questions must
+not slow the other visitors' pages.
+
+Each new question runs the query encoder, scores every paper and redraws the page around its
+matches. `QueryGate` lets each source address (`editing.source`: the trusted proxy header's
+address, else the socket's) ask one question at a time in this process, at most BURST in a
+row and RATE a second after that; a question over its source's budget waits for its turn,
+asleep (no CPU, no GIL), and after MAX_WAIT_S is not run at all. A person asks a question
+every few seconds and never waits; thirty sessions from one address asking in a loop share
+one source's budget, so they cost the others what one steady asker does (bench row 14g).
+Sources behind one NAT share a budget too (docs/hosting.md).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+# A source may ask this many questions back to back, then RATE a second.
+BURST = 4
+RATE = 1.0
+# A question waits at most this long for its source's turn, then is not run.
+MAX_WAIT_S = 10.0
+# Sources remembered at once (the quietest are forgotten first): bounded memory.
+MAX_SOURCES = 10_000
+
+
+@dataclass
+class _Budget:
+    tokens: float
+    stamp: float
+    turn: threading.Lock = field(default_factory=threading.Lock)
+
+
+class QueryGate:
+    """Per-source token buckets, one question of a source at a time (threads: Streamlit runs
+    each session's script in its own)."""
+
+    def __init__(
+        self,
+        burst: int = BURST,
+        rate: float = RATE,
+        max_wait_s: float = MAX_WAIT_S,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.burst, self.rate, self.max_wait_s = burst, rate, max_wait_s
+        self._clock, self._sleep = clock, sleep
+        self._lock = threading.Lock()
+        self._budgets: OrderedDict[str, _Budget] = OrderedDict()
+
+    def _budget(self, source: str) -> _Budget:
+        with self._lock:
+            budget = self._budgets.get(source)
+            if budget is None:
+                budget = self._budgets[source] = _Budget(float(self.burst), self._clock())
+                while len(self._budgets) > MAX_SOURCES:
+                    self._budgets.popitem(last=False)
+            self._budgets.move_to_end(source)
+            return budget
+
+    def admit(self, source: str) -> bool:
+        """Wait for `source`'s turn and take one question from its budget; False when the
+        turn does not come within max_wait_s (the question is then not run)."""
+        start = self._clock()
+        budget = self._budget(source)
+        if not budget.turn.acquire(timeout=self.max_wait_s):
+            return False
+        try:
+            now = self._clock()
+            budget.tokens = min(self.burst, budget.tokens + (now - budget.stamp) * self.rate)
+            budget.stamp = now
+            wait = (1.0 - budget.tokens) / self.rate if budget.tokens < 1.0 else 0.0
+            if wait > 0:
+                if (now - start) + wait > self.max_wait_s:
+                    return False
+                self._sleep(wait)
+                budget.tokens, budget.stamp = 1.0, self._clock()
+            budget.tokens -= 1.0
+            return True
+        finally:
+            budget.turn.release()
+
+
+GATE = QueryGate()
