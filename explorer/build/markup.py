@@ -3,7 +3,8 @@ abstracts and author names (HTML tags and entities, TeX escapes, accents, text c
 BibTeX's case-protecting braces). Math spans ($...$, $$...$$, \\(...\\), \\[...\\]) are kept
 as written, for the reader and the embedder alike.
 
-Text without markup is returned as it is (tests/test_markup.py checks it on random text).
+Text without markup is returned as it is (tests/test_markup.py checks it on random text),
+bar the control characters \\x00-\\x02, which are dropped: they serve as placeholders here.
 Markup that stands for markup ("&amp;lt;i&amp;gt;", "\\{x\\}") becomes that markup as text, once.
 """
 

@@ -65,6 +65,38 @@ def start_server(
 
 
 @contextlib.contextmanager
+def dashboard(
+    cache: Path, log: Path, *options: str, drop_env: tuple[str, ...] = ()
+) -> Iterator[int]:
+    """`explorer dashboard --port P *options` on `cache` (output to `log`), without the
+    edit key or `drop_env` from this environment, once its health check answers; its port.
+    Stopped afterwards."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("EXPLORER_EDIT_KEY", *drop_env)}
+    command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(cache), "dashboard",
+               "--port", str(port), *options]  # fmt: skip
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while not _healthy(port):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.5)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
 def fresh_page(browser, url: str) -> Iterator:
     """`url` opened in a browser context of its own (1400x1000; no cookie, no session: what
     a shared link's recipient sees), closed afterwards."""

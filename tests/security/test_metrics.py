@@ -9,19 +9,15 @@ Before: `/_stcore/metrics` answered anyone, under any allowed Host header.
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
-import time
 
 import pytest
 
 from explorer.hosting.settings import CLIENT_HEADER_ENV
 from explorer.view.ui import clients
 from explorer.view.ui.asgi import is_metrics
-from tests.conftest import EDIT_KEY, ROOT
-from tests.e2e.conftest import _free_port, start_server, stop_server
+from tests.conftest import EDIT_KEY
+from tests.e2e.conftest import dashboard, start_server, stop_server
 
 VISITOR = "127.0.0.2"
 METRICS = "/_stcore/metrics"
@@ -106,18 +102,9 @@ def test_dashboard_trusts_the_named_proxy_header_for_metrics(seed_cache, tmp_pat
     """`explorer dashboard --client-address-header X-Forwarded-For`: behind a TLS proxy on
     this machine every request arrives from 127.0.0.1, so the header's last address (the
     one the proxy appended) decides, and a client's own earlier entries do not."""
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("EXPLORER_EDIT_KEY", CLIENT_HEADER_ENV)}
-    command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(seed_cache), "dashboard",
-               "--port", str(port), "--read-only", "--client-address-header", "X-Forwarded-For"]  # fmt: skip
+    options = ("--read-only", "--client-address-header", "X-Forwarded-For")
     log = tmp_path / "dashboard.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while _health(port) != 200:
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
-            time.sleep(0.5)
+    with dashboard(seed_cache, log, *options, drop_env=(CLIENT_HEADER_ENV,)) as port:
         visitor = {"X-Forwarded-For": "127.0.0.1, 203.0.113.9"}  # claimed, then the proxy's
         assert status(port, METRICS, "127.0.0.1", visitor) == 404
         assert status(port, METRICS, "127.0.0.1", {"X-Forwarded-For": "::1"}) == 200
@@ -125,16 +112,6 @@ def test_dashboard_trusts_the_named_proxy_header_for_metrics(seed_cache, tmp_pat
         lines = "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-For"
         assert status(port, METRICS, "127.0.0.1", {lines: "203.0.113.9"}) == 404
         assert status(port, METRICS, "127.0.0.1") == 404  # no trusted header: nobody's
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-def _health(port: int) -> int:
-    try:
-        return status(port, "/_stcore/health", "127.0.0.1")
-    except OSError:
-        return 0
 
 
 @pytest.mark.parametrize(

@@ -15,13 +15,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
 from tests.conftest import EDIT_KEY, ROOT
 from tests.e2e.conftest import (
     _free_port,
+    dashboard,
     haproxy_or_skip,
     kill_tree,
     start_serve,
@@ -108,18 +108,8 @@ def test_explorer_serve_refuses_a_host_name_that_is_not_one(seed_cache, tmp_path
 def test_explorer_dashboard_listens_on_loopback_and_prints_the_hosts_link(seed_cache, tmp_path):
     """`make run`'s command: loopback only, the expected names only, and a one-click link
     whose key signs the host in."""
-    port = _free_port()
     log = tmp_path / "dashboard.log"
-    env = {k: v for k, v in os.environ.items() if k != "EXPLORER_EDIT_KEY"}
-    command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(seed_cache),
-               "dashboard", "--port", str(port)]  # fmt: skip
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while get_or_zero(port) != 200:
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
-            time.sleep(0.5)
+    with dashboard(seed_cache, log) as port:
         text = log.read_text()
         line = next(ln for ln in text.splitlines() if "edit_key=" in ln)
         key = line.split("edit_key=", 1)[1].split()[0]
@@ -130,16 +120,6 @@ def test_explorer_dashboard_listens_on_loopback_and_prints_the_hosts_link(seed_c
             assert f"0.0.0.0:{port}" not in listening.stdout.decode()
         assert handshake(port, "localhost") == 101
         assert handshake(port, ATTACKER) != 101
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-def get_or_zero(port: int) -> int:
-    try:
-        return get(port, "127.0.0.1", "/_stcore/health")
-    except OSError:
-        return 0
 
 
 @pytest.mark.parametrize("name", ["localhost", "127.0.0.1", "::1", "explorer.example.org"])
