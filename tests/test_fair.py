@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from explorer.view.ui import fair
 
 
@@ -102,3 +104,42 @@ def test_a_question_within_the_budget_never_waits_even_with_no_wait_allowed():
     gate = _gate(clock, burst=2, rate=1e-3, max_wait_s=0.0)
     assert gate.admit("a") and gate.admit("a") and not gate.admit("a")
     assert clock.slept == []
+
+
+def test_a_source_s_turn_lasts_until_its_search_is_done():
+    """Four sessions of one address asking at once search one after another, not side by
+    side: the turn is held through the block."""
+    gate = fair.QueryGate(burst=4, rate=1.0, max_wait_s=0.2)
+    with gate.turn("a") as first:
+        assert first
+        assert not gate.admit("a")  # the search of the first still runs
+        assert gate.admit("b")
+    assert gate.admit("a")
+
+
+@pytest.mark.parametrize(
+    ("address", "key"),
+    [("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"), ("[2001:db8:1:2::ffff]", "2001:db8:1:2::/64"),
+     ("::ffff:192.0.2.7", "192.0.2.7"), ("192.0.2.7", "192.0.2.7"), ("loopback", "loopback")],
+)  # fmt: skip
+def test_an_ipv6_subscriber_is_one_source_whatever_address_of_its_block(address, key):
+    assert fair.source_key(address) == key
+
+
+def test_addresses_of_one_ipv6_block_share_a_budget():
+    clock = Clock()
+    gate = _gate(clock, burst=2, rate=1e-3, max_wait_s=1.0)
+    assert gate.admit("2001:db8::1") and gate.admit("2001:db8::2")
+    assert not gate.admit("2001:db8::3")  # a fresh address of the block: no fresh burst
+    assert gate.admit("2001:db8:0:1::1")  # the next /64 is another subscriber
+
+
+def test_a_source_in_its_turn_is_never_forgotten(monkeypatch):
+    monkeypatch.setattr(fair, "MAX_SOURCES", 3)
+    gate = _gate(Clock(), burst=1, rate=1e-3, max_wait_s=0.0)
+    with gate.turn("10.0.0.1") as admitted:
+        assert admitted
+        for i in range(2, 10):
+            gate.admit(f"10.0.0.{i}")
+        assert "10.0.0.1" in gate._budgets
+    assert not gate.admit("10.0.0.1")  # its spent budget was kept: no fresh burst

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from explorer.build.background import REPEATED, is_boilerplate, verb_edged
 from explorer.build.labels.candidates import WHOLE_SHARE, adds_meaning
@@ -55,6 +56,8 @@ def sentence_piece(phrase: str, docs: Sequence[str]) -> bool:
     if " " not in phrase:
         return True
     short = initials(phrase)
+    if short in ENGLISH_STOP_WORDS or short + "s" in ENGLISH_STOP_WORDS:
+        short = ""  # "is", "as": every abstract writes them (Repeats reads only candidates)
     using = [t for t in docs if occurs(phrase, t)]
     again = sum(
         _mentions(phrase, t) > 1

@@ -40,7 +40,7 @@ def supported_share(df: np.ndarray, n_docs: int) -> np.ndarray:
     """The lower Wilson bound of df / n_docs (SHARE_Z standard errors): on 38 papers, 5 using
     "theoretical" support a share of 7.6%, not 13%; on 5,000 the bound is the share."""
     n = max(n_docs, 1)
-    p, z2 = df / n, SHARE_Z**2
+    p, z2 = np.clip(df / n, 0.0, 1.0), SHARE_Z**2
     centre = p + z2 / (2 * n)
     spread = SHARE_Z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
     return np.maximum(0.0, (centre - spread) / (1 + z2 / n))

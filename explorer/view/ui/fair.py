@@ -3,8 +3,9 @@ not slow the other visitors' pages.
 
 Each new question runs the query encoder, scores every paper and redraws the page around its
 matches. `QueryGate` lets each source address (`editing.source`: the trusted proxy header's
-address, else the socket's) ask one question at a time in this process, at most BURST in a
-row and RATE a second after that; a question over its source's budget waits for its turn,
+address, else the socket's; an IPv6 address counts by its /64, the block one subscriber
+holds) ask one question at a time in this process, its turn held until the search is done,
+at most BURST in a row and RATE a second after that; a question over its source's budget waits for its turn,
 asleep (no CPU, no GIL), and after MAX_WAIT_S is not run at all. A person asks a question
 every few seconds and never waits; thirty sessions from one address asking in a loop share
 one source's budget, so they cost the others what one steady asker does (bench row 14g).
@@ -13,10 +14,12 @@ Sources behind one NAT share a budget too (docs/hosting.md).
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 # A source may ask this many questions back to back, then RATE a second.
@@ -24,8 +27,24 @@ BURST = 4
 RATE = 1.0
 # A question waits at most this long for its source's turn, then is not run.
 MAX_WAIT_S = 10.0
-# Sources remembered at once (the quietest are forgotten first): bounded memory.
+# Sources remembered at once (the quietest are forgotten first, never one taking its turn):
+# bounded memory.
 MAX_SOURCES = 10_000
+IPV6_BLOCK = 64  # one subscriber's block: each address in it is the same source
+
+
+def source_key(address: str) -> str:
+    """The budget a client address draws on: an IPv4 address (also IPv4-mapped IPv6) as it
+    is, an IPv6 address by its /64, anything else ("loopback") as given."""
+    try:
+        parsed = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/{IPV6_BLOCK}", strict=False))
+    return str(parsed)
 
 
 @dataclass
@@ -57,32 +76,49 @@ class QueryGate:
             budget = self._budgets.get(source)
             if budget is None:
                 budget = self._budgets[source] = _Budget(float(self.burst), self._clock())
-                while len(self._budgets) > MAX_SOURCES:
-                    self._budgets.popitem(last=False)
+                self._forget()
             self._budgets.move_to_end(source)
             return budget
 
-    def admit(self, source: str) -> bool:
-        """Wait for `source`'s turn and take one question from its budget; False when the
-        turn does not come within max_wait_s (the question is then not run)."""
+    def _forget(self) -> None:
+        """Drop the quietest sources above MAX_SOURCES, never one in its turn (a new budget
+        for it would let a second question of that source run beside the first)."""
+        excess = len(self._budgets) - MAX_SOURCES
+        for name in [n for n, b in self._budgets.items() if not b.turn.locked()][: max(excess, 0)]:
+            del self._budgets[name]
+
+    @contextlib.contextmanager
+    def turn(self, source: str) -> Iterator[bool]:
+        """`source`'s turn, held until the block ends (the search runs inside it): True once
+        it came and one question was taken from the budget, False when it did not come
+        within max_wait_s (the question is then not run)."""
         start = self._clock()
-        budget = self._budget(source)
+        budget = self._budget(source_key(source))
         if not budget.turn.acquire(timeout=self.max_wait_s):
-            return False
+            yield False
+            return
         try:
-            now = self._clock()
-            budget.tokens = min(self.burst, budget.tokens + (now - budget.stamp) * self.rate)
-            budget.stamp = now
-            wait = (1.0 - budget.tokens) / self.rate if budget.tokens < 1.0 else 0.0
-            if wait > 0:
-                if (now - start) + wait > self.max_wait_s:
-                    return False
-                self._sleep(wait)
-                budget.tokens, budget.stamp = 1.0, self._clock()
-            budget.tokens -= 1.0
-            return True
+            yield self._take(budget, start)
         finally:
             budget.turn.release()
+
+    def _take(self, budget: _Budget, start: float) -> bool:
+        now = self._clock()
+        budget.tokens = min(self.burst, budget.tokens + (now - budget.stamp) * self.rate)
+        budget.stamp = now
+        wait = (1.0 - budget.tokens) / self.rate if budget.tokens < 1.0 else 0.0
+        if wait > 0:
+            if (now - start) + wait > self.max_wait_s:
+                return False
+            self._sleep(wait)
+            budget.tokens, budget.stamp = 1.0, self._clock()
+        budget.tokens -= 1.0
+        return True
+
+    def admit(self, source: str) -> bool:
+        """A turn for a question whose work is done elsewhere (`turn` with an empty block)."""
+        with self.turn(source) as admitted:
+            return admitted
 
 
 GATE = QueryGate()

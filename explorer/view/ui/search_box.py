@@ -110,15 +110,18 @@ def _matches(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame,
     return found, reason
 
 
-def _turn(query: str) -> bool:
-    """Whether this session may run `query` now: a question it already ran (a filter
-    changed, the page reran) always may; a new one waits for its source's fair turn."""
+def _answer(data: RunData, filters: Filters, query: str) -> tuple[pd.DataFrame, str | None] | None:
+    """The matches for `query`, or None when this source's fair turn did not come: a
+    question the session already ran (a filter changed, the page reran) runs at once; a new
+    one holds its source's turn while it is searched."""
     if st.session_state.get(state.ANSWERED) == query:
-        return True
-    if not fair.GATE.admit(editing.source()):
-        return False
+        return matches(data, filters, query)
+    with fair.GATE.turn(editing.source()) as admitted:
+        if not admitted:
+            return None
+        answer = matches(data, filters, query)
     st.session_state[state.ANSWERED] = query
-    return True
+    return answer
 
 
 def _asked() -> None:
@@ -149,13 +152,14 @@ def search_box(
         st.rerun(scope="app")
     if not query:
         return None
-    if not _turn(query):
+    answer = _answer(data, filters, query)
+    if answer is None:
         st.warning(
             "Many questions are coming from your address at once, so this one was not run. "
             "Ask again in a few seconds."
         )
         return None
-    found, reason = matches(data, filters, query)
+    found, reason = answer
     if reason:
         st.info(
             md_format("Keyword (TF-IDF) ranking, not semantic search: {reason}.", reason=reason)
