@@ -50,14 +50,10 @@ def start_server(
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
+    while not _healthy(port):
+        if time.monotonic() < deadline:
             time.sleep(0.5)
-    else:
+            continue
         proc.kill()
         pytest.fail("streamlit did not become healthy: " + proc.stderr.read().decode()[-2000:])
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -205,31 +205,51 @@ class Repeats:
     """How many documents say a phrase again: twice or more, or, for a phrase of several
     words, once and its initials as a word ("restricted boltzmann machines (rbms)"). A term
     is what abstracts repeat; a phrase said in passing is written once. Per column on
-    demand, from each length's occurrences sorted once."""
+    demand, from the occurrences of the lengths asked about, each sorted on first use (a
+    label sample of 100,000 abstracts has some 20 million occurrences per length; the
+    labels ask about a few verb-edged phrases)."""
 
     def __init__(self, table: Phrases):
         self.table = table
-        self._order = [np.argsort(c, kind="stable") for c in table.columns]
-        self._sorted = [c[o] for c, o in zip(table.columns, self._order, strict=True)]
-        words = range(table.columns_up_to(1))
-        self._word = {table.text(j): j for j in words}
+        self._by_length: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._word: dict[str, int] | None = None
+        self._said: dict[int, int] = {}
+
+    def _occurrences(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Length k+1's occurrence order by column (int32) and its columns in that order."""
+        if k not in self._by_length:
+            columns = self.table.columns[k]
+            order = np.argsort(columns, kind="stable").astype(np.int32)
+            self._by_length[k] = (order, columns[order])
+        return self._by_length[k]
+
+    def _word_column(self, word: str) -> int | None:
+        if self._word is None:
+            self._word = {self.table.text(j): j for j in range(self.table.columns_up_to(1))}
+        return self._word.get(word)
 
     def _documents(self, column: int) -> np.ndarray:
         """The document of each occurrence of the column's phrase (sorted, with repeats)."""
         k = int(self.table.length[column]) - 1
-        lo, hi = np.searchsorted(self._sorted[k], [column, column + 1])
-        places = self.table.starts[k][self._order[k][lo:hi]]
+        order, ordered = self._occurrences(k)
+        lo, hi = np.searchsorted(ordered, [column, column + 1])
+        places = self.table.starts[k][order[lo:hi]]
         return np.sort(np.searchsorted(self.table.ends, places))
 
     def said_again(self, column: int) -> int:
         """Documents that use the phrase of `column` twice or more, or once and its initials."""
+        if column not in self._said:
+            self._said[column] = self._count_again(column)
+        return self._said[column]
+
+    def _count_again(self, column: int) -> int:
         docs, counts = np.unique(self._documents(column), return_counts=True)
         again = set(docs[counts > 1].tolist())
         if self.table.length[column] > 1:
             short = initials(self.table.text(column))
             for word in (short, short + "s") if len(short) > 1 else ():
-                if word in self._word:
-                    again |= set(np.intersect1d(docs, self._documents(self._word[word])).tolist())
+                if (at := self._word_column(word)) is not None:
+                    again |= set(np.intersect1d(docs, self._documents(at)).tolist())
         return len(again)
 
 
