@@ -658,14 +658,16 @@ def test_no_label_phrase_starts_or_ends_with_a_verb_unless_the_corpus_repeats_it
     assert_readable_labels(docs, members, parent_of, labels)
 
 
-def test_the_audit_reports_a_piece_of_a_sentence():
+def test_the_audit_reports_a_piece_of_a_sentence_and_a_modifier_alone():
     from explorer.build.labels.audit import label_faults
 
     docs, members, parent_of = _pieces_corpus()
     labels = {n: NodeLabel("x", "x", ("zebrafish",)) for n in members}
     labels["recs"] = NodeLabel("x", "x", ("provide personalized recommendations",))
     labels["rbm"] = NodeLabel("y", "y", ("restricted boltzmann machines",))
+    labels["detect"] = NodeLabel("x", "x", ("theoretical",))
     faults = "\n".join(label_faults(docs, members, parent_of, labels))
+    assert "detect: 'theoretical' is a modifier alone" in faults
     assert "recs: 'provide personalized recommendations' starts or ends with a verb" in faults
     assert "restricted boltzmann machines' starts" not in faults
 
@@ -685,3 +687,97 @@ def test_a_word_said_in_passing_labels_nothing_its_papers_repeat_instead():
     for node, subject in {"a": "zebrafish imaging", "b": "galaxy surveys"}.items():
         assert labels[node].phrases[0] == subject
     assert labels["A0"].phrases[0] not in {"findings", "highlighting"}
+
+
+def _modifiers_corpus():
+    """Sibling topics whose every paper writes a modifier the venues never write alone
+    ("theoretical", "model-based") before varied words, and its subject once or twice."""
+    docs, members, parent_of = [], {}, {}
+    tails = ["analysis", "results", "guarantees"]
+    for node, (modifier, subject) in {
+        "theory": ("theoretical", "zebrafish imaging"),
+        "rl": ("model-based", "reinforcement learning"),
+    }.items():
+        start = len(docs)
+        for k in range(9):
+            # "model-based reinforcement learning" in a third of the papers: no whole term
+            # by itself, but the modifier's term once both are taken.
+            joined = f"{modifier} {subject}" if node == "rl" and k % 3 == 0 else subject
+            docs.append(f"{modifier.capitalize()} {tails[k % 3]} of {FILLS[k % 4]}; "
+                        f"{modifier} {tails[(k + 1) % 3]}. On {joined}.")  # fmt: skip
+        members[node], parent_of[node] = np.arange(start, len(docs)), "A0"
+    members["A0"], parent_of["A0"] = np.arange(len(docs)), None
+    return docs, members, parent_of
+
+
+def test_a_modifier_labels_only_within_its_whole_term():
+    from explorer.build.background import stands_alone
+
+    docs, members, parent_of = _modifiers_corpus()
+    labels = label_nodes(docs, members, parent_of)
+    for node, label in labels.items():
+        assert all(stands_alone(p) for p in label.phrases), (node, label)
+    assert labels["theory"].phrases[0] == "zebrafish imaging"
+    assert "model-based reinforcement learning" in labels["rl"].phrases
+    assert_readable_labels(docs, members, parent_of, labels)
+
+
+class _ModifierContext:
+    """A selection context whose only modifiers are the ones given; "deep" and "learning"
+    join into "deep learning"."""
+
+    def __init__(self, modifiers: set[str]):
+        self.modifiers = modifiers
+
+    def trimmed(self, phrase):
+        return phrase
+
+    whole = trimmed
+
+    def fits(self, phrase):
+        return True
+
+    def stands_alone(self, phrase):
+        return phrase not in self.modifiers
+
+    def joint(self, a, b):
+        return "deep learning" if {a, b} == {"deep", "learning"} else None
+
+
+def test_a_hidden_modifier_shows_once_a_candidate_names_it():
+    """Taken hidden in its rank's place: a later whole term holding it takes that place."""
+    from explorer.build.labels.selection import select
+
+    context = _ModifierContext({"theoretical", "deep", "large language"})
+    label = select([("theoretical", 3.0), ("galaxy", 2.5), ("deep", 2.0),
+                    ("theoretical analysis", 1.0)], context)  # fmt: skip
+    assert label.phrases == ("theoretical analysis", "galaxy")
+    joined = select([("deep", 3.0), ("galaxy", 2.5), ("learning", 1.0)], context)
+    assert joined.phrases == ("deep learning", "galaxy")  # in the modifier's place
+    alone = select([("deep", 3.0)], context)
+    assert alone.phrases == () and alone.short == "(no phrases)"
+
+
+def test_only_a_phrase_naming_a_hidden_modifier_takes_its_place():
+    from explorer.build.labels.selection import select
+
+    context = _ModifierContext({"policy gradient", "large language"})
+    # "policy" is a form of "policy gradient" but names less: it ranks where it ranks.
+    label = select([("policy gradient", 3.0), ("galaxy", 2.0), ("policy", 0.2)], context)
+    assert label.phrases == ("galaxy", "policy") and label.short == "galaxy"
+    # A whole term clashing with a shown phrase and a hidden one replaces the shown one
+    # (a better form of it) and the hidden one goes.
+    both = select([("large language", 3.0), ("language models", 2.0),
+                   ("large language models", 1.9)], context)  # fmt: skip
+    assert both.phrases == ("large language models",)
+
+
+def test_a_label_shows_at_most_its_long_size_whatever_joins_reveal():
+    from explorer.build.labels.selection import LONG_PHRASES, select
+
+    context = _ModifierContext({"deep"})
+    nouns = ["galaxy", "river", "protein", "gene", "quasar", "coral", "glacier", "volcano"]
+    words = [(w, 2.0 - k / 100) for k, w in enumerate(nouns[:LONG_PHRASES])]
+    label = select([("deep", 3.0), *words, ("learning", 1.9)], context)
+    assert len(label.phrases) == LONG_PHRASES
+    assert label.phrases[0] == "deep learning"

@@ -14,6 +14,9 @@ Over all groups together it also counts how phrases are used (see background.py)
   occurs and in how many it is said again, by name or by its initials ("gaussian processes
   (gps)"): "diffusion" is repeated in half the abstracts that use it, "findings" in one in
   twenty;
+- `modifies`: for every such phrase, how often it occurs and how often right before another
+  content word ("theoretical analysis", "large language models"): a phrase the venues
+  almost always write so is a modifier, which names nothing alone;
 - `contexts`: for every word of at least CONTEXT_MIN occurrences, how often it is written
   right after a word that comes before verbs (VERB_BEFORE: "we provide", "is designed") and
   right before one that comes after them (OBJECT_AFTER: "enhancing the", "provide a"):
@@ -31,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.build.labels.phrases import Repeats, phrase_table
+from explorer.build.labels.phrases import Phrases, Repeats, content_words, phrase_table
 
 # Venue group -> the paper-list folders it reads (every year present).
 GROUPS = {
@@ -107,13 +110,15 @@ def phrase_counts(docs: list[str]) -> dict[str, int]:
     return {table.text(j): int(df[j]) for j in short}
 
 
-def usage(docs: list[str]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """`repeats` and `contexts` of `docs` (see the module's docstring)."""
+def usage(docs: list[str]) -> dict[str, dict[str, list[int]]]:
+    """`repeats`, `modifies` and `contexts` of `docs` (see the module's docstring)."""
     table = phrase_table(docs)
     df = np.asarray(table.x.sum(axis=0)).ravel()
     common = np.flatnonzero((df >= USAGE_MIN) & (table.length <= PHRASE_WORDS))
     again = Repeats(table)
     repeats = {table.text(j): [int(df[j]), again.said_again(j)] for j in common}
+    occurrences, before_content = modifier_counts(table)
+    modifies = {table.text(j): [int(occurrences[j]), int(before_content[j])] for j in common}
     at, column = table.starts[0], table.columns[0].astype(np.int64)  # one-word occurrences
     before = np.fromiter((t in VERB_BEFORE for t in table.vocabulary), bool)
     after = np.fromiter((t in OBJECT_AFTER for t in table.vocabulary), bool)
@@ -124,7 +129,19 @@ def usage(docs: list[str]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     obj = np.bincount(column[after[table.codes[at + 1]]], minlength=n)  # a document ends in "|"
     words = np.flatnonzero((uses >= CONTEXT_MIN) & (table.length == 1))
     contexts = {table.text(j): [int(uses[j]), int(verb[j]), int(obj[j])] for j in words}
-    return repeats, contexts
+    return {"repeats": repeats, "modifies": modifies, "contexts": contexts}
+
+
+def modifier_counts(table: Phrases) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, its phrase's occurrences and those right before another content word."""
+    n = table.x.shape[1]
+    content = content_words(table.vocabulary)
+    occurrences, before = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    for k, (at, column) in enumerate(zip(table.starts, table.columns, strict=True), start=1):
+        # A document ends in a break token, so the token after a phrase always exists.
+        occurrences += np.bincount(column, minlength=n)
+        before += np.bincount(column[content[table.codes[at + k]]], minlength=n)
+    return occurrences, before
 
 
 def build_table(source: Path) -> dict:
@@ -148,7 +165,7 @@ def build_table(source: Path) -> dict:
         row = [counts[g].get(phrase, 0) for g in names]
         if np.median([c / sizes[g] for c, g in zip(row, names, strict=True)]) >= KEEP_SHARE:
             kept[phrase] = row
-    repeats, contexts = usage(every_doc)
+    counts_of_use = usage(every_doc)
     return {
         "source": SOURCE,
         "keep_share": KEEP_SHARE,
@@ -157,8 +174,7 @@ def build_table(source: Path) -> dict:
         "phrases": kept,
         "usage_min": USAGE_MIN,
         "context_min": CONTEXT_MIN,
-        "repeats": dict(sorted(repeats.items())),
-        "contexts": dict(sorted(contexts.items())),
+        **{key: dict(sorted(value.items())) for key, value in counts_of_use.items()},
     }
 
 

@@ -89,7 +89,10 @@ def _quiet(message: str) -> None:
 #      phrase scales its specificity, so vocabulary, top words and labels change); label
 #      phrases with a verb, participle or adverb at an end are left out unless the corpus
 #      repeats them as a term (labels.ranking.reads_as_term)
-PIPELINE_VERSION = 22
+#  23: a modifier names nothing alone (background.ALONE: the venues' share of a phrase's uses
+#      not right before another word scales its keyword weight, so the vocabulary's
+#      specificity changes; a label shows a modifier only inside its whole term)
+PIPELINE_VERSION = 23
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

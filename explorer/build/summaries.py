@@ -283,16 +283,17 @@ def node_table(
 
 def vocabulary_table(matrix, vocabulary: np.ndarray) -> pd.DataFrame:
     """Each term's id, text, document frequency over the whole corpus, specificity against
-    the venue background (0 for boilerplate) and typical share of the venues' abstracts
-    using it (`explorer/build/background.py`): the views rank keywords by these, so a
-    corpus's top terms are its subjects. Its `form` (`terms.term_form`) is shared by a
-    term's inflections, so a list of top keywords shows "algorithms" or "algorithm", not
-    both."""
-    from explorer.build.background import specificities, typical_shares
+    the venue background (0 for boilerplate; a modifier such as "theoretical", which names
+    nothing alone, graded down: `background.keyword_weights`) and typical share of the
+    venues' abstracts using it (`explorer/build/background.py`): the views rank keywords
+    by these, so a corpus's top terms are its subjects. Its `form` (`terms.term_form`) is
+    shared by a term's inflections, so a list of top keywords shows "algorithms" or
+    "algorithm", not both."""
+    from explorer.build.background import keyword_weights, typical_shares
     from explorer.build.labels.terms import term_form
 
     terms = [str(t) for t in vocabulary]
-    specific = specificities(terms)
+    specific = keyword_weights(terms)
     return pd.DataFrame(
         {
             "term_id": np.arange(len(vocabulary), dtype=np.int32),

@@ -2,7 +2,8 @@
 
 Independent of how the package's other modules pick phrases: it re-reads the papers and
 reports every phrase that is boilerplate by the learned list, a piece of a sentence (a verb,
-participle or adverb at an end, and no term the corpus repeats), a fragment of a longer term
+participle or adverb at an end, and no term the corpus repeats), a modifier alone
+("theoretical", `background.stands_alone`), a fragment of a longer term
 most of the node's papers using it write instead, or a second form of a term the label
 already holds, and every parent/child or sibling pair that shares a short label against
 the rules. The unit tests run it on planted corpora and the seed corpus; `bench/quality.py`
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from explorer.build.background import REPEATED, is_boilerplate, verb_edged
+from explorer.build.background import REPEATED, is_boilerplate, stands_alone, verb_edged
 from explorer.build.labels.candidates import WHOLE_SHARE, adds_meaning
 from explorer.build.labels.distinct import ESSENTIAL_SHARE
 from explorer.build.labels.phrases import candidate_phrases
@@ -98,6 +99,8 @@ def label_faults(
                 faults.append(f"{node}: {phrase!r} is boilerplate")
             if sentence_piece(phrase, docs):
                 faults.append(f"{node}: {phrase!r} starts or ends with a verb or adverb")
+            if not stands_alone(phrase):
+                faults.append(f"{node}: {phrase!r} is a modifier alone")
             whole = longer_term(phrase, texts, docs)
             if whole is not None:
                 faults.append(f"{node}: {phrase!r} is a fragment of {whole!r}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.build.background import specificity
+from explorer.build.background import specificity, stands_alone
 from explorer.build.labels import terms
 from explorer.build.labels.ranking import reads_as_term, row_values
 
@@ -79,6 +79,12 @@ class NodeTerms:
         is no column of the table was checked where it was formed."""
         col = self.col_of.get(phrase)
         return col is None or self.reads_as_term(col)
+
+    @staticmethod
+    def stands_alone(phrase: str) -> bool:
+        """Whether the phrase names something alone (`background.stands_alone`): a modifier
+        ("theoretical", "model-based") labels only joined into a whole term."""
+        return stands_alone(phrase)
 
     def _supers(self, col: int, end: int | None = None) -> np.ndarray:
         """The candidates holding column `col` (sorted), those below column `end` if given."""
@@ -170,7 +176,8 @@ class NodeTerms:
         counts = row_values(self.df, self.row, both)
         need = np.maximum(2.0, share * min(self._count(ca), self._count(cb)))
         fit = [
-            specificity(t) > 0 and self.reads_as_term(c) for t, c in zip(texts, both, strict=True)
+            specificity(t) > 0 and stands_alone(t) and self.reads_as_term(c)
+            for t, c in zip(texts, both, strict=True)
         ]
         fine = same & (counts >= need) & np.array(fit, bool)
         cols, counts = both[fine], counts[fine]

@@ -3,7 +3,9 @@
 Each candidate stands for its whole term (`candidates.NodeTerms`); two taken phrases that
 one longer candidate joins become it; a phrase that is a form of one already taken
 (inflection, nesting, abbreviation and expansion: `terms.same_term`) is skipped, or
-replaces it when it says more.
+replaces it when it says more. A modifier ("model-based", "theoretical": it names nothing
+alone) is taken hidden, in its rank's place: it shows only once a later candidate joins or
+extends it into a whole term ("model-based reinforcement learning").
 """
 
 from __future__ import annotations
@@ -47,32 +49,69 @@ def _better_form(phrase: str, candidate: str, score: float, taken: list) -> bool
 
 def select(candidates: Iterable[tuple[str, float]], context: NodeTerms | None = None) -> NodeLabel:
     """Take phrases best first (see the module's docstring for what gives way to what)."""
-    chosen: list[list] = []  # [phrase, score]
+    chosen: list[list] = []  # [phrase, score, hidden]
     for seen, (candidate, score) in enumerate(candidates):
-        if seen == SCAN_LIMIT or (len(chosen) == LONG_PHRASES and not _extendable(chosen, score)):
+        if seen == SCAN_LIMIT or _full(chosen, score):
             break
-        phrase = candidate
+        phrase, hidden = candidate, False
         if context:  # trimmed before and after: "existing active" -> "existing active learning"
             candidate = context.trimmed(candidate)
             phrase = context.trimmed(context.whole(candidate))
             if not context.fits(phrase):  # trimmed to a piece of a sentence
                 continue
-        clash = [i for i, (p, _) in enumerate(chosen) if terms.same_term(phrase, p)]
-        # Whether it replaces what it clashes with is the ranked phrase's own merit.
-        if len(clash) == 1 and _better_form(phrase, candidate, score, chosen[clash[0]]):
-            if not any(terms.same_term(phrase, p) for p, _ in _others(chosen, clash[0])):
-                chosen[clash[0]][0] = phrase
-        elif (
-            not clash
-            and not (context and _joined(chosen, phrase, context))
-            and len(chosen) < LONG_PHRASES
-        ):
-            chosen.append([phrase, score])
-    if not chosen:
+            hidden = not context.stands_alone(phrase)
+        clash = [i for i, (p, _, _) in enumerate(chosen) if terms.same_term(phrase, p)]
+        if clash and _took_place(chosen, clash, (phrase, candidate, score, hidden)):
+            continue
+        if not (context and _joined(chosen, phrase, context)) and _room(chosen, hidden):
+            chosen.append([phrase, score, hidden])
+    # A joined or extended modifier may show beside LONG_PHRASES others: the best ones stay.
+    shown = [(p, s) for p, s, hidden in chosen if not hidden][:LONG_PHRASES]
+    if not shown:
         return NodeLabel(short=NO_PHRASES, long=NO_PHRASES, phrases=())
-    n_short = 2 if len(chosen) > 1 and chosen[1][1] >= SHORT_SECOND_RATIO * chosen[0][1] else 1
-    best = tuple(p for p, _ in chosen)
+    n_short = 2 if len(shown) > 1 and shown[1][1] >= SHORT_SECOND_RATIO * shown[0][1] else 1
+    best = tuple(p for p, _ in shown)
     return NodeLabel(short=", ".join(best[:n_short]), long=", ".join(best), phrases=best)
+
+
+def _took_place(chosen: list[list], clash: list[int], new: tuple[str, str, float, bool]) -> bool:
+    """Whether a phrase that is a form of taken ones (`clash`) is done with: it replaces the
+    one it beats, in its place, and the hidden modifiers it names go, or it is skipped. It
+    beats the one shown phrase it clashes with when it is a better form of it
+    (`_better_form`: the ranked phrase's own merit), hidden modifiers only when it names the
+    first of them ("theoretical analysis" for "theoretical"); a phrase clashing with hidden
+    ones only and naming none is taken as any other ("policy" beside "policy gradient")."""
+    phrase, candidate, score, hidden = new
+    shown = [i for i in clash if not chosen[i][2]]
+    if shown:
+        place = shown[0]
+        if len(shown) > 1 or hidden or not _better_form(phrase, candidate, score, chosen[place]):
+            return True
+    else:
+        place = clash[0]
+        if hidden or not _names(phrase, chosen[place][0]):
+            return hidden
+    chosen[place][0::2] = [phrase, False]
+    for i in sorted((i for i in clash if i != place), reverse=True):
+        del chosen[i]  # hidden modifiers the phrase names
+    return True
+
+
+def _names(phrase: str, modifier: str) -> bool:
+    """Whether `phrase` is a whole term holding the modifier, or its expansion."""
+    return terms.extends(phrase, modifier) or terms.abbreviates(modifier, phrase)
+
+
+def _room(chosen: list[list], hidden: bool) -> bool:
+    """Whether one more phrase may be taken: LONG_PHRASES shown, and as many hidden (each
+    one a join `_joined` tries against every later candidate)."""
+    return sum(h == hidden for _, _, h in chosen) < LONG_PHRASES
+
+
+def _full(chosen: list[list], score: float) -> bool:
+    """Whether LONG_PHRASES show and a candidate of this score could extend none of them."""
+    shown = [s for _, s, hidden in chosen if not hidden]
+    return len(shown) >= LONG_PHRASES and not any(score >= EXTEND_RATIO * s for s in shown)
 
 
 def _others(chosen: list[list], skip: int) -> list[list]:
@@ -80,18 +119,20 @@ def _others(chosen: list[list], skip: int) -> list[list]:
 
 
 def _joined(chosen: list[list], phrase: str, context: NodeTerms) -> bool:
-    """Replace a taken phrase by the longer term joining it with `phrase`, if there is one."""
-    for i, (taken, _) in enumerate(chosen):
+    """Replace a taken phrase by the longer term joining it with `phrase`, if there is one
+    (a whole term: it shows, although the taken phrase or `phrase` was a hidden modifier)."""
+    for i, (taken, _, _) in enumerate(chosen):
         term = context.joint(phrase, taken)
         term = context.trimmed(term) if term else None
-        if term == taken:  # only a boilerplate word joined them
+        if term == taken or (term and not context.stands_alone(term)):  # trimmed to a piece
             continue
-        if term and not any(terms.same_term(term, p) for p, _ in _others(chosen, i)):
-            chosen[i][0] = term
+        if term and not any(terms.same_term(term, p) for p, _, _ in _others(chosen, i)):
+            chosen[i][0::2] = [term, False]
             return True
     return False
 
 
-def _extendable(chosen: list[list], score: float) -> bool:
-    """Whether a candidate of this score could still extend a taken phrase."""
-    return any(score >= EXTEND_RATIO * s for _, s in chosen)
+def _full(chosen: list[list], score: float) -> bool:
+    """Whether LONG_PHRASES show and a candidate of this score could extend none of them."""
+    shown = [s for _, s, hidden in chosen if not hidden]
+    return len(shown) >= LONG_PHRASES and not any(score >= EXTEND_RATIO * s for s in shown)

@@ -24,8 +24,9 @@ def term_document_frequency(
 
 
 def term_specificity(vocab: pd.DataFrame) -> np.ndarray:
-    """Each term's specificity against the venue background (0: boilerplate), as the build
-    scored it; 1 for every term of a run built before it did."""
+    """Each term's specificity against the venue background (0: boilerplate; a modifier
+    that names nothing alone graded down), as the build scored it; 1 for every term of a
+    run built before it did."""
     if "specificity" not in vocab:
         return np.ones(len(vocab))
     return vocab["specificity"].to_numpy(dtype=np.float64)
