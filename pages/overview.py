@@ -69,7 +69,8 @@ with right:
     st.subheader("Top keywords")
     st.caption(
         "Most characteristic of this corpus first: papers using a term, weighted by how "
-        "specific it is to a field (what every field says, or says in passing, weighs little) "
+        "specific it is to a field (what every field says, says in passing, or writes only "
+        "before another word, as 'theoretical', weighs little) "
         "and by how much more often this corpus uses it than venues do, as far as its counts "
         "tell. One form per term ('algorithm' or 'algorithms'), with its own count."
     )

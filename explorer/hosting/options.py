@@ -5,11 +5,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.build.models import usable_cores
 from explorer.hosting.settings import (
     CLIENT_CONNS,
     DEFAULT_ADDRESS,
@@ -58,11 +58,9 @@ def public_url(config: ServeConfig) -> str:
 
 
 def default_workers() -> int:
-    """The cores this process may run on (a container's CPU set, not the host's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    """One Streamlit process per core this process may run on (a container's CPU set, not
+    the host's count: `models.usable_cores`, which the build's thread counts read too)."""
+    return usable_cores()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
