@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from explorer.build.labels.phrases import Phrases, Repeats, content_words, phrase_table
+from explorer.build.labels.phrases import Phrases, Repeats, edge_words, phrase_table
 
 # Venue group -> the paper-list folders it reads (every year present).
 GROUPS = {
@@ -116,26 +116,35 @@ def usage(docs: list[str]) -> dict[str, dict[str, list[int]]]:
     df = np.asarray(table.x.sum(axis=0)).ravel()
     common = np.flatnonzero((df >= USAGE_MIN) & (table.length <= PHRASE_WORDS))
     again = Repeats(table)
-    repeats = {table.text(j): [int(df[j]), again.said_again(j)] for j in common}
     occurrences, before_content = modifier_counts(table)
-    modifies = {table.text(j): [int(occurrences[j]), int(before_content[j])] for j in common}
+    verb, obj = verb_contexts(table)
+    words = np.flatnonzero((occurrences >= CONTEXT_MIN) & (table.length == 1))
+    return {
+        "repeats": {table.text(j): [int(df[j]), again.said_again(j)] for j in common},
+        "modifies": {table.text(j): [int(occurrences[j]), int(before_content[j])] for j in common},
+        "contexts": {
+            table.text(j): [int(occurrences[j]), int(verb[j]), int(obj[j])] for j in words
+        },
+    }
+
+
+def verb_contexts(table: Phrases) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, its one-word phrase's occurrences right after a VERB_BEFORE word and
+    right before an OBJECT_AFTER one (0 for longer phrases)."""
     at, column = table.starts[0], table.columns[0].astype(np.int64)  # one-word occurrences
     before = np.fromiter((t in VERB_BEFORE for t in table.vocabulary), bool)
     after = np.fromiter((t in OBJECT_AFTER for t in table.vocabulary), bool)
     previous = np.where(at > 0, table.codes[np.maximum(at - 1, 0)], -1)
     n = table.x.shape[1]
-    uses = np.bincount(column, minlength=n)
     verb = np.bincount(column[(previous >= 0) & before[previous]], minlength=n)
     obj = np.bincount(column[after[table.codes[at + 1]]], minlength=n)  # a document ends in "|"
-    words = np.flatnonzero((uses >= CONTEXT_MIN) & (table.length == 1))
-    contexts = {table.text(j): [int(uses[j]), int(verb[j]), int(obj[j])] for j in words}
-    return {"repeats": repeats, "modifies": modifies, "contexts": contexts}
+    return verb, obj
 
 
 def modifier_counts(table: Phrases) -> tuple[np.ndarray, np.ndarray]:
     """Per column, its phrase's occurrences and those right before another content word."""
     n = table.x.shape[1]
-    content = content_words(table.vocabulary)
+    content = edge_words(table.vocabulary)
     occurrences, before = np.zeros(n, np.int64), np.zeros(n, np.int64)
     for k, (at, column) in enumerate(zip(table.starts, table.columns, strict=True), start=1):
         # A document ends in a break token, so the token after a phrase always exists.

@@ -110,7 +110,7 @@ def _encode(docs: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
     return np.frombuffer(codes, np.int64).astype(np.int32), owner, list(index)
 
 
-def content_words(vocabulary: Sequence[str]) -> np.ndarray:
+def edge_words(vocabulary: Sequence[str]) -> np.ndarray:
     """Per vocabulary entry, whether it is a word a phrase may start or end with: no stop
     word, number, 1-character token or break."""
     return np.fromiter(
@@ -122,7 +122,7 @@ def _occurrences(codes: np.ndarray, vocabulary: list[str]) -> list[tuple[np.ndar
     """Per phrase length 1-MAX_WORDS: start positions of candidate occurrences and an id for
     the phrase."""
     word = np.fromiter((_is_word(t) for t in vocabulary), bool, len(vocabulary))
-    edge = content_words(vocabulary)
+    edge = edge_words(vocabulary)
     is_word, is_edge = word[codes], edge[codes]  # an edge word may start or end a phrase
     n, base = len(codes), len(vocabulary)
     found = []

@@ -130,9 +130,3 @@ def _joined(chosen: list[list], phrase: str, context: NodeTerms) -> bool:
             chosen[i][0::2] = [term, False]
             return True
     return False
-
-
-def _full(chosen: list[list], score: float) -> bool:
-    """Whether LONG_PHRASES show and a candidate of this score could extend none of them."""
-    shown = [s for _, s, hidden in chosen if not hidden]
-    return len(shown) >= LONG_PHRASES and not any(score >= EXTEND_RATIO * s for s in shown)

@@ -115,10 +115,5 @@ class QueryGate:
         budget.tokens -= 1.0
         return True
 
-    def admit(self, source: str) -> bool:
-        """A turn for a question whose work is done elsewhere (`turn` with an empty block)."""
-        with self.turn(source) as admitted:
-            return admitted
-
 
 GATE = QueryGate()
