@@ -153,3 +153,32 @@ def test_a_short_list_gets_a_readers_grouping():
     assert 4 <= len(sizes) <= 10 and sizes.max() <= 0.3 * len(vectors)
     assert adjusted_rand_score(truth, part.labels) >= 0.8
     assert part.fits.shape == (40, C.FITS)
+
+
+def _square_where(x: int) -> tuple[int, int]:
+    import os
+    import time
+
+    time.sleep(0.02)  # long enough that the pool cannot take every call before this process
+    return x * x, os.getpid()
+
+
+def test_calls_on_cores_come_back_in_order_and_this_process_takes_a_share():
+    """Results keep the calls' order whichever process ran each; the first call of a
+    build runs here (it compiles the kernels), and later calls are shared: this process
+    takes them from the back while the pool's worker takes them from the front."""
+    import os
+
+    from joblib import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("one core: every call runs here, in turn (nothing to share)")
+    C.release_workers()
+    try:
+        for _ in range(2):  # a fresh pool, then the pool the first round left
+            out = list(C._on_cores(_square_where, [(x,) for x in range(24)]))
+            assert [value for value, _ in out] == [x * x for x in range(24)]
+            pids = {pid for _, pid in out}
+            assert os.getpid() in pids and len(pids) >= 2
+    finally:
+        C.release_workers()

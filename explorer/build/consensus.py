@@ -294,12 +294,14 @@ _WORKERS: dict[str, object] = {}
 
 
 def _on_cores(function: Callable, calls: list[tuple]) -> Iterator:
-    """`function` over `calls`, results in order: this process takes every n-th call and
-    a worker process per other core (joblib's loky, kept for the build's next fits) the
-    rest. A worker holds its own umap and hdbscan (~180 MB), so one core's share stays here
-    rather than in one more worker. On ICML 2013-2019 (2026-12-05, 2 cores) eight fits took
-    9.1 s in turn, 9.1 s on two threads (a seeded UMAP holds the GIL) and 5.0 s on two
-    processes."""
+    """`function` over `calls`, results in order, on every core: a worker process per other
+    core (joblib's loky, kept for the build's next fits) takes the calls from the front,
+    and this process takes them from the back for as long as the pool can still give one
+    up (`cancel`; loky holds up to 2 x workers + 1 it can no longer give up), so a worker's
+    start-up leaves no core idle. A worker holds its own umap and hdbscan (~180 MB), so one core's share stays
+    here rather than in one more worker. On ICML 2013-2019 (2026-12-05, 2 cores) eight fits
+    took 9.1 s in turn, 9.1 s on two threads (a seeded UMAP holds the GIL) and 5.0 s on two
+    processes. Which process runs a call changes nothing: each depends only on its own."""
     from joblib import cpu_count
     from joblib.externals.loky import get_reusable_executor
 
@@ -307,15 +309,25 @@ def _on_cores(function: Callable, calls: list[tuple]) -> Iterator:
     if cores < 2:
         yield from (function(*call) for call in calls)
         return
-    # The first call runs here before any worker starts: it compiles umap's and pynndescent's
-    # numba kernels into the build's numba cache, which the workers then load instead of
-    # compiling them again each (on ICML 2013-2019 a compiling worker held ~150 MB more).
-    first = function(*calls[0])
+    done: dict[int, object] = {}
+    if "pool" not in _WORKERS:
+        # The build's first call runs here before any worker starts: it compiles umap's and
+        # pynndescent's numba kernels into the build's numba cache, which the workers then
+        # load instead of compiling them again each (on ICML 2013-2019 a compiling worker
+        # held ~150 MB more).
+        done[0] = function(*calls[0])
     executor = _WORKERS["pool"] = get_reusable_executor(max_workers=cores - 1)
-    futures = {i: executor.submit(function, *call) for i, call in enumerate(calls) if i % cores}
-    yield first
-    for i, call in enumerate(calls[1:], start=1):
-        yield futures[i].result() if i in futures else function(*call)
+    futures = {i: executor.submit(function, *calls[i]) for i in range(len(done), len(calls))}
+    shown = 0
+    for i in reversed(range(len(done), len(calls))):
+        while shown in done or (shown in futures and futures[shown].done()):
+            yield done.pop(shown) if shown in done else futures.pop(shown).result()
+            shown += 1
+        if i < shown or not futures[i].cancel():
+            break  # the workers have it: every call left is theirs
+        done[i] = function(*calls[i])
+    for i in range(shown, len(calls)):
+        yield done.pop(i) if i in done else futures.pop(i).result()
 
 
 def release_workers() -> None:

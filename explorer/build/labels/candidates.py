@@ -167,8 +167,12 @@ class NodeTerms:
         # Columns run by phrase length, so the short enough supersets are a prefix of each.
         end = self.table.columns_up_to(len(a.split()) + len(b.split()) + 1)
         both = _sorted_common(self._supers(ca, end), self._supers(cb, end))
+        # The word test first: most pairs have no common superset of just their words.
+        same = [set(terms.content_words(self.table.text(c))) == words for c in both]
+        both = both[np.array(same, dtype=bool)]
+        if not len(both):
+            return None
         texts = [self.table.text(c) for c in both]
-        same = np.array([set(terms.content_words(t)) == words for t in texts], dtype=bool)
         # Joined by a stop word ("method of multipliers"), most of the rarer one's papers
         # must use the joint term, as for a whole term.
         share = np.array([JOINT_SHARE if len(t.split()) == len(terms.content_words(t))
@@ -179,7 +183,7 @@ class NodeTerms:
             specificity(t) > 0 and stands_alone(t) and self.reads_as_term(c)
             for t, c in zip(texts, both, strict=True)
         ]
-        fine = same & (counts >= need) & np.array(fit, bool)
+        fine = (counts >= need) & np.array(fit, bool)
         cols, counts = both[fine], counts[fine]
         if not len(cols):
             return None

@@ -5,6 +5,8 @@ Only for comparing phrases that are candidates for one label; nothing here chang
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 # Two words are inflections of one another when they share a prefix this long, and it
@@ -12,6 +14,9 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 # "differentially", "privacy" and "private", "graph" and "graphs").
 VARIANT_PREFIX = 5
 VARIANT_TAIL = 4
+# Pure functions of their strings, asked again and again for the same pairs while a build's
+# few hundred nodes pick their labels (tens of thousands of comparisons): remembered.
+_REMEMBERED = 1 << 16
 
 
 def singular(word: str) -> str:
@@ -41,9 +46,12 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+@lru_cache(maxsize=_REMEMBERED)
 def variant(a: str, b: str) -> bool:
     """Whether two words are forms of one word (plural, adverb, noun and adjective)."""
     a, b = a.replace("-", ""), b.replace("-", "")  # "multi-label" and "multilabel"
+    if a[:1] != b[:1]:  # every rule below needs a common first letter: most pairs end here
+        return False
     if singular(a) == singular(b):
         return True
     prefix = _common_prefix(a, b)
@@ -52,6 +60,7 @@ def variant(a: str, b: str) -> bool:
     return prefix >= VARIANT_PREFIX and prefix >= max(len(a), len(b)) - VARIANT_TAIL
 
 
+@lru_cache(maxsize=_REMEMBERED)
 def content_words(phrase: str) -> tuple[str, ...]:
     """The phrase's words bar stop words ("method of multipliers" -> method, multipliers)."""
     return tuple(w for w in phrase.split() if w not in ENGLISH_STOP_WORDS)
@@ -80,6 +89,7 @@ def abbreviates(short: str, long: str) -> bool:
     return any(len(f) >= 2 and short in (f, f + "s") for f in forms)
 
 
+@lru_cache(maxsize=_REMEMBERED)
 def same_term(a: str, b: str) -> bool:
     """Whether two phrases are one term, or one holds the other: their content words cover
     each other's (up to inflection), or one abbreviates the other."""
