@@ -182,3 +182,25 @@ def test_calls_on_cores_come_back_in_order_and_this_process_takes_a_share():
             assert os.getpid() in pids and len(pids) >= 2
     finally:
         C.release_workers()
+
+
+def _fails_at(x: int, bad: int) -> int:
+    if x == bad:
+        raise ValueError(f"call {x} failed")
+    return x
+
+
+@pytest.mark.parametrize("bad", [1, 11])  # one a worker runs, one this process takes
+def test_a_failing_call_on_cores_raises_its_error_wherever_it_ran(bad):
+    from joblib import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("one core: every call runs here, in turn")
+    C.release_workers()
+    try:
+        with pytest.raises(ValueError, match=f"call {bad} failed"):
+            list(C._on_cores(_fails_at, [(x, bad) for x in range(12)]))
+        # The pool is still usable for the next fits.
+        assert list(C._on_cores(_fails_at, [(x, -1) for x in range(6)])) == list(range(6))
+    finally:
+        C.release_workers()

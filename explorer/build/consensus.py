@@ -318,16 +318,20 @@ def _on_cores(function: Callable, calls: list[tuple]) -> Iterator:
         done[0] = function(*calls[0])
     executor = _WORKERS["pool"] = get_reusable_executor(max_workers=cores - 1)
     futures = {i: executor.submit(function, *calls[i]) for i in range(len(done), len(calls))}
-    shown = 0
-    for i in reversed(range(len(done), len(calls))):
-        while shown in done or (shown in futures and futures[shown].done()):
-            yield done.pop(shown) if shown in done else futures.pop(shown).result()
-            shown += 1
-        if i < shown or not futures[i].cancel():
-            break  # the workers have it: every call left is theirs
-        done[i] = function(*calls[i])
-    for i in range(shown, len(calls)):
-        yield done.pop(i) if i in done else futures.pop(i).result()
+    try:
+        shown = 0
+        for i in reversed(range(len(done), len(calls))):
+            while shown in done or (shown in futures and futures[shown].done()):
+                yield done.pop(shown) if shown in done else futures.pop(shown).result()
+                shown += 1
+            if i < shown or not futures[i].cancel():
+                break  # the workers have it: every call left is theirs
+            done[i] = function(*calls[i])
+        for i in range(shown, len(calls)):
+            yield done.pop(i) if i in done else futures.pop(i).result()
+    finally:
+        for future in futures.values():  # after an error, the pool runs no more of these
+            future.cancel()
 
 
 def release_workers() -> None:
