@@ -298,8 +298,8 @@ def _on_cores(function: Callable, calls: list[tuple]) -> Iterator:
     core (joblib's loky, kept for the build's next fits) takes the calls from the front,
     and this process takes them from the back for as long as the pool can still give one
     up (`cancel`; loky holds up to 2 x workers + 1 it can no longer give up), so a worker's
-    start-up leaves no core idle. A worker holds its own umap and hdbscan (~180 MB), so one core's share stays
-    here rather than in one more worker. On ICML 2013-2019 (2026-12-05, 2 cores) eight fits
+    start-up leaves no core idle. A worker holds its own umap and hdbscan (~180 MB), so one
+    core's share stays here rather than in one more worker. On ICML 2013-2019 (2026-12-05, 2 cores) eight fits
     took 9.1 s in turn, 9.1 s on two threads (a seeded UMAP holds the GIL) and 5.0 s on two
     processes. Which process runs a call changes nothing: each depends only on its own."""
     from joblib import cpu_count

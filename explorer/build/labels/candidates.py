@@ -168,7 +168,7 @@ class NodeTerms:
         end = self.table.columns_up_to(len(a.split()) + len(b.split()) + 1)
         both = _sorted_common(self._supers(ca, end), self._supers(cb, end))
         # The word test first: most pairs have no common superset of just their words.
-        same = [set(terms.content_words(self.table.text(c))) == words for c in both]
+        same = [set(terms.content_words(t)) == words for t in map(self.table.text, both)]
         both = both[np.array(same, dtype=bool)]
         if not len(both):
             return None

@@ -14,8 +14,8 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 # "differentially", "privacy" and "private", "graph" and "graphs").
 VARIANT_PREFIX = 5
 VARIANT_TAIL = 4
-# Pure functions of their strings, asked again and again for the same pairs while a build's
-# few hundred nodes pick their labels (tens of thousands of comparisons): remembered.
+# Phrases whose content words are remembered: label selection asks for the same phrases'
+# words tens of thousands of times while a build's few hundred nodes pick their labels.
 _REMEMBERED = 1 << 16
 
 
@@ -46,7 +46,6 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-@lru_cache(maxsize=_REMEMBERED)
 def variant(a: str, b: str) -> bool:
     """Whether two words are forms of one word (plural, adverb, noun and adjective)."""
     a, b = a.replace("-", ""), b.replace("-", "")  # "multi-label" and "multilabel"
@@ -89,7 +88,6 @@ def abbreviates(short: str, long: str) -> bool:
     return any(len(f) >= 2 and short in (f, f + "s") for f in forms)
 
 
-@lru_cache(maxsize=_REMEMBERED)
 def same_term(a: str, b: str) -> bool:
     """Whether two phrases are one term, or one holds the other: their content words cover
     each other's (up to inflection), or one abbreviates the other."""
