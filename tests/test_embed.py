@@ -1,4 +1,5 @@
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -100,14 +101,96 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
     assert cosine.min() > 0.999
     folders = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
     weights = models.weights_fingerprint(models.DEFAULT_MODEL)
+    tag = "@bfloat16-amx" if models.bfloat16_kernels() == "amx" else "@bfloat16"
     assert folders == [
         f"sentence-transformers_all-MiniLM-L6-v2-{weights}.v{embed.CACHE_VERSION}",
-        f"sentence-transformers_all-MiniLM-L6-v2-{weights}@bfloat16.v{embed.CACHE_VERSION}",
+        f"sentence-transformers_all-MiniLM-L6-v2-{weights}{tag}.v{embed.CACHE_VERSION}",
     ]
     _, new = embed_texts(
         texts, Embedder.of(cache_root=tmp_path, precision="bfloat16"), model=model, progress=False
     )
     assert new == 0
+
+
+def test_bfloat16_vectors_from_amx_are_cached_apart_unless_onednn_is_capped(monkeypatch, tmp_path):
+    """AMX rounds bfloat16 otherwise than AVX512-BF16: one folder never mixes the two."""
+    monkeypatch.setattr(models, "cpu_flags", lambda: ["amx_bf16", "amx_tile", "avx512_bf16"])
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)
+    folder = lambda: EmbeddingCache(tmp_path, "m", weights="w", precision="bfloat16").directory.name  # noqa: E731
+    for cap, kernels in ((None, "amx"), ("ALL", "amx"), ("AVX512_CORE_AMX", "amx"),
+                         ("avx512_core_bf16", "avx512"), ("AVX2", "avx512")):  # fmt: skip
+        if cap is None:
+            monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+        else:
+            monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", cap)
+        assert models.bfloat16_kernels() == kernels, cap
+        assert folder().endswith("@bfloat16-amx.v2" if kernels == "amx" else "@bfloat16.v2")
+    monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX512_CORE_BF16")  # oneDNN's older name
+    assert models.bfloat16_kernels() == "avx512"
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA")
+    monkeypatch.setattr(models, "cpu_flags", lambda: ["avx512_bf16"])
+    assert models.bfloat16_kernels() == "avx512" and folder().endswith("@bfloat16.v2")
+    fp32 = EmbeddingCache(tmp_path, "m", weights="w", precision="float32").directory.name
+    assert "@" not in fp32
+
+
+class RecordingModel(CountingModel):
+    """A CountingModel as both torch paths call it, recording each batch's (rows, width)
+    and the threads that tokenized: `encode` for float32; for bfloat16, `preprocess` of one
+    batch, then a forward pass."""
+
+    def __init__(self):
+        super().__init__()
+        self.batches: list[tuple[int, int]] = []
+        self.tokenized_on: set[int] = set()
+
+    def eval(self):
+        return self
+
+    def encode(self, texts, batch_size, processing_kwargs, **kwargs):
+        width = processing_kwargs["text"]["max_length"]
+        self.batches += [(len(texts[i : i + batch_size]), width) for i in range(0, len(texts), batch_size)]  # fmt: skip
+        return super().encode(texts)
+
+    def preprocess(self, texts, processing_kwargs=None):
+        if processing_kwargs is None:  # counting tokens
+            return super().preprocess(texts)
+        self.tokenized_on.add(threading.get_ident())
+        self.batches.append((len(texts), processing_kwargs["text"]["max_length"]))
+        return {"texts": texts}
+
+    def __call__(self, features):
+        import torch
+
+        return {"sentence_embedding": torch.from_numpy(super().encode(features["texts"]))}
+
+
+def test_every_bfloat16_batch_has_the_same_number_of_rows():
+    """AMX rounds a bfloat16 product by its row count: a text alone, or in a short last
+    batch, would get other bits than among a full batch. Fill texts are never returned,
+    and only the calling thread tokenizes (the model's one tokenizer is not thread-safe)."""
+    texts = ["a" * n for n in (3, 5, 20, 20, 40)] + ["b" * 30] * 17 + ["c"]
+    for precision, full in (("bfloat16", True), ("float32", False)):
+        model = RecordingModel()
+        vectors = embed.encode_chunk(model, texts, precision)
+        assert np.array_equal(vectors, CountingModel().encode(texts))
+        rows = {count for count, _ in model.batches}
+        assert (rows == {embed.BFLOAT16_ROWS}) == full, (precision, model.batches)
+        assert model.tokenized_on <= {threading.get_ident()}
+
+
+def test_the_probe_s_one_shape_pads_every_text_to_at_least_its_own_width():
+    """encoder_choice times every encoder on one shape; a longer text is never cut."""
+    texts = ["a" * 3, "b" * 20, "c" * 40]  # own widths 16, 32, 48
+    for precision in ("float32", "bfloat16"):
+        model = RecordingModel()
+        vectors = embed.encode_chunk(model, texts, precision, width=32)
+        assert {width for _, width in model.batches} == {48}, precision
+        assert np.array_equal(vectors, CountingModel().encode(texts))
+        model = RecordingModel()
+        embed.encode_chunk(model, texts[:2], precision, width=32)
+        assert {width for _, width in model.batches} == {32}, precision
 
 
 def test_auto_precision_follows_the_cpu(monkeypatch):
@@ -234,7 +317,7 @@ def _encoder(precision: str, cache, threads: int | None = None):
 
 @pytest.mark.parametrize("precision", ["float32", "bfloat16", "onnx"])
 def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision, onnx_cache):
-    """The same bits alone, in any company, in any order and at 1 or 2 threads: what a
+    """The same bits alone, in any company, in any order and at 1, 2 or 4 threads (onnxruntime 1 or 2): what a
     cache held before can no longer change a vector (bfloat16 is emulated where the CPU
     lacks it: slower, never skipped). Every encoder `auto` can choose is held to it."""
     import torch
@@ -256,7 +339,7 @@ def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision, on
         return
     threads = torch.get_num_threads()
     try:
-        for count in (1, 2):
+        for count in (1, 2, 4):  # 4 on two cores too: what a larger host would split
             torch.set_num_threads(count)
             assert np.array_equal(encode_chunk(model, VARIED, precision), together), count
     finally:

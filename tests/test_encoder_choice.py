@@ -35,7 +35,7 @@ class FakeClock:
 
 
 def test_the_rate_is_the_median_of_three_after_a_warm_up():
-    sample = [f"text {i}" for i in range(encoder_choice.WARMUP + encoder_choice.PROBE_TEXTS)]
+    sample = [f"text {i}" for i in range(encoder_choice.WARMUP + encoder_choice.timed_texts())]
     clock = FakeClock(per_text=0.05, slow_once=3)  # the warm-up is call 1; call 3 is slow
     rate = measure(clock.encode, sample, clock=clock)
     assert clock.calls == 1 + encoder_choice.REPEATS
@@ -45,7 +45,7 @@ def test_the_rate_is_the_median_of_three_after_a_warm_up():
 def test_the_probe_sample_is_the_corpus_s_own_and_order_free():
     texts = [f"abstract number {i}" for i in range(100)]
     sample = probe_sample(texts)
-    assert len(sample) == encoder_choice.PROBE_TEXTS + encoder_choice.WARMUP
+    assert len(sample) == encoder_choice.timed_texts() + encoder_choice.WARMUP
     assert set(sample) <= set(texts)
     assert probe_sample(list(reversed(texts))) == sample
     assert probe_sample(texts[:5]) == probe_sample(list(reversed(texts[:5])))  # a short list

@@ -1,13 +1,13 @@
 """Sentence embeddings behind a content-addressed cache: a text is embedded once per model.
 
-Layout: ``<cache>/embeddings/<model-slug>-<weights>[@bfloat16|@onnxruntime-<version>]
+Layout: ``<cache>/embeddings/<model-slug>-<weights>[@bfloat16[-amx]|@onnxruntime-<version>]
 .v<version>/shard-*.npz``, each shard holding ``keys`` (sha256 of the text, with the cache
 version) and ``vectors`` (float32). The key is (model id, weights hash, text hash, precision
-or engine, cache version): vectors computed in bfloat16, or by onnxruntime over the model's
-ONNX export, live in their own folder, a changed model under the same name never
-reuses old ones, and vectors made under an older batching (an older version) are never
-read. Shards are written to a temporary name and renamed, so a killed build keeps every
-finished chunk and never leaves a torn file.
+or engine, cache version): vectors computed in bfloat16 (on AMX apart, as it rounds
+otherwise), or by onnxruntime over the model's ONNX export, live in their own folder, a
+changed model under the same name never reuses old ones, and vectors made under an older
+batching (an older version) are never read. Shards are written to a temporary name and
+renamed, so a killed build keeps every finished chunk and never leaves a torn file.
 
 A text's vector is a function of the text alone (see `encode_chunk`), so a run never
 depends on what the cache held before it: the same texts give the same bits cold or warm.
@@ -21,6 +21,7 @@ import json
 import time
 import zipfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from explorer.build.memory import release_freed_memory
 from explorer.build.models import (
     ONNX,
     Embedder,
+    bfloat16_kernels,
     load_model,
     model_id,
     package_version,
@@ -47,15 +49,21 @@ CHUNK_SIZE = 256
 # way) and the activations of the longest abstracts peak lower: 512 longest ICML abstracts
 # in bfloat16 peaked at 782 MB with 32, 703-726 MB with 16.
 BATCH_SIZE = 16
+# Rows of every bfloat16 batch. bfloat16 runs one batch per thread at once
+# (`_bfloat16_batches`), so its batches are smaller: the 512 longest ICML abstracts peaked
+# at 875 MB with 8 rows against 981 MB with 16 (float32, one batch of 16 at a time: 841 MB)
+# and ran faster (85 against 78 abstracts/s on 2 cores with AMX: less filling).
+BFLOAT16_ROWS = 8
 # Every text is padded to the next multiple of this many tokens (or the model's maximum), a
 # length that depends on the text alone. Padding to the longest text of the batch, as
 # sentence-transformers does, changes the shapes of the matrix products a text goes
 # through, and so the last bits of its vector, with whichever texts share its batch: which
 # depends on what the cache already held. With the width fixed by the text itself, the
 # rows of a batch are computed independently, so a vector is bit-identical in any batch,
-# at any batch size and thread count (measured in float32 and bfloat16;
+# at any batch size and thread count (measured in float32, onnx and bfloat16 off AMX; on
+# AMX bfloat16 also needs each batch full and on one thread, `_bfloat16_batches`;
 # tests/test_embed.py checks it on the machine that runs the tests). Texts are embedded
-# longest first, so a bucket's batches are full; 16 keeps the padding to ~4% of a
+# longest first, so a bucket's batches are mostly full; 16 keeps the padding to ~4% of a
 # typical abstract's ~200 tokens. Measured against batch padding on ICML abstracts: 15-18%
 # faster in both precisions (bench row 2b; fewer distinct shapes, and the characters
 # sentence-transformers sorts by are a poor guide to tokens).
@@ -82,6 +90,8 @@ class EmbeddingCache:
         slug = model_slug(self.model, weights)
         if precision == ONNX:  # its own engine: keyed by the engine's version too
             slug = f"{slug}@onnxruntime-{package_version('onnxruntime')}"
+        elif precision == "bfloat16" and bfloat16_kernels() == "amx":  # rounds otherwise
+            slug = f"{slug}@bfloat16-amx"
         elif precision != "float32":
             slug = f"{slug}@{precision}"
         self.directory = Path(root) / "embeddings" / f"{slug}.v{CACHE_VERSION}"
@@ -203,37 +213,104 @@ def load_encoder(embedder: Embedder, *, progress: bool = True):
     return OnnxEncoder(folder, facts, threads=usable_cores())
 
 
-def encode_chunk(model, texts: list[str], precision: str) -> np.ndarray:
+def encode_chunk(model, texts: list[str], precision: str, *, width: int | None = None):
     """One chunk's float32 vectors, as both engines encode it. Each text is padded to its
     own length bucket (`PAD_MULTIPLE`), so its vector does not depend on the other texts
     of the chunk, on how the chunk was cut, or on what the cache held before. `model`: a
-    SentenceTransformer, or an OnnxEncoder for onnx (`load_encoder`)."""
+    SentenceTransformer, or an OnnxEncoder for onnx (`load_encoder`). `width`: every text
+    padded to this many tokens instead (at least its own), one shape for every encoder, as
+    encoder_choice times them (not the text's own vector)."""
     widths = np.array(bucket_widths(model, texts), dtype=np.int64)
-    parts: dict[int, np.ndarray] = {}
-    with _autocast(precision):
-        for width in sorted(set(widths.tolist()), reverse=True):
-            bucket = [texts[i] for i in np.flatnonzero(widths == width)]
-            parts[width] = _encode_bucket(model, bucket, width, precision)
+    if width is not None:
+        widths = np.full_like(widths, max(width, *widths.tolist(), 1))
+    buckets = [np.flatnonzero(widths == w) for w in sorted(set(widths.tolist()), reverse=True)]
+    if precision == "bfloat16":
+        encoded = _bfloat16_batches(model, texts, widths, buckets)
+    else:
+        encoded = [
+            (rows, _encode_bucket(model, texts, rows, widths, precision)) for rows in buckets
+        ]
     release_freed_memory()  # activations of this chunk: not kept for the next
-    if not parts:
+    if not encoded:
         return np.zeros((0, 0), dtype=np.float32)
-    vectors = np.empty((len(texts), next(iter(parts.values())).shape[1]), dtype=np.float32)
-    for width, encoded in parts.items():
-        vectors[widths == width] = encoded
+    vectors = np.empty((len(texts), encoded[0][1].shape[1]), dtype=np.float32)
+    for rows, part in encoded:
+        vectors[rows] = part
     return vectors
 
 
-def _encode_bucket(model, texts: list[str], width: int, precision: str) -> np.ndarray:
-    """Texts of one bucket, every one padded to `width`, BATCH_SIZE at a time."""
+def _encode_bucket(model, texts, rows: np.ndarray, widths: np.ndarray, precision: str):
+    """`texts[rows]`, all of one width, each padded to it, BATCH_SIZE at a time."""
+    bucket, width = [texts[i] for i in rows], int(widths[rows[0]])
     if precision == ONNX:
-        batches = [texts[i : i + BATCH_SIZE] for i in range(0, len(texts), BATCH_SIZE)]
+        batches = _batches(bucket, BATCH_SIZE)
         return np.concatenate([model.encode(batch, width=width) for batch in batches])
+    return _encode_torch(model, bucket, width)
+
+
+def _batches(items, size: int):
+    """`items` cut into batches of `size` (the last may be shorter)."""
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _bfloat16_batches(model, texts, widths: np.ndarray, buckets: list[np.ndarray]):
+    """bfloat16, one batch per thread, each batch's products on that thread alone. oneDNN's
+    AMX kernels round a bfloat16 product by how many rows it has and how many threads share
+    it (a text alone, or at 1 and 4 threads, got other bits than among 16 at 2), so every
+    batch has BFLOAT16_ROWS rows (`_full_batch`) and one thread: a vector is then the same at
+    any thread count, by construction, and as fast as threads sharing each product (AMX 110
+    against 100 abstracts/s, AVX512-BF16 30 against 31, on 2 cores). As many batches run at
+    once as torch has threads (the cores unless the caller set another count, as a Ray actor
+    does); the count is restored after. The batches are tokenized here, one after another:
+    the model's one tokenizer is not safe to share between threads."""
+    import torch
+
+    batches = [batch for rows in buckets for batch in _batches(rows, BFLOAT16_ROWS)]
+    model.eval()
+    features = [
+        _full_batch(model, [texts[i] for i in rows], int(widths[rows[0]])) for rows in batches
+    ]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    pool = ThreadPoolExecutor(max_workers=threads)
+    try:
+        vectors = list(pool.map(lambda batch: _forward_bfloat16(model, batch), features))
+    finally:
+        pool.shutdown(cancel_futures=True)  # after a failure, the batches not yet begun
+        torch.set_num_threads(threads)
+    return [(rows, part[: len(rows)]) for rows, part in zip(batches, vectors, strict=True)]
+
+
+def _full_batch(model, texts: list[str], width: int) -> dict:
+    """Up to BFLOAT16_ROWS texts tokenized as one batch of exactly BFLOAT16_ROWS rows of
+    `width` tokens, the last text repeated to fill it (its copies' vectors are dropped). The
+    fill costs the rows it adds: under BFLOAT16_ROWS per bucket of a chunk, and a chunk spans
+    few buckets, as texts arrive longest first."""
+    filled = texts + texts[-1:] * (BFLOAT16_ROWS - len(texts))
+    return model.preprocess(filled, processing_kwargs=_padded_to(width))
+
+
+def _forward_bfloat16(model, features: dict) -> np.ndarray:
+    """One tokenized batch through the model, its matrix products in bfloat16."""
+    import torch
+
+    with torch.inference_mode(), _autocast("bfloat16"):  # autocast is per thread
+        return model(features)["sentence_embedding"].float().numpy()
+
+
+def _padded_to(width: int) -> dict:
+    """sentence-transformers' processing options padding every text to `width` tokens."""
+    return {"text": {"padding": "max_length", "max_length": width}}
+
+
+def _encode_torch(model, texts: list[str], width: int) -> np.ndarray:
+    """A SentenceTransformer's vectors of `texts`, each padded to `width` tokens."""
     return model.encode(
         texts,
         batch_size=BATCH_SIZE,
         show_progress_bar=False,
         convert_to_numpy=True,
-        processing_kwargs={"text": {"padding": "max_length", "max_length": width}},
+        processing_kwargs=_padded_to(width),
     )
 
 

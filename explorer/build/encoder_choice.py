@@ -1,14 +1,14 @@
 """`--embedding-precision auto`: the encoder this host runs fastest, chosen by measurement.
 
 A cold build is mostly embedding, and CPU flags do not predict which encoder is fastest: on
-one Xeon with AVX512-BF16 and AMX bfloat16 ran slower than float32 (22.7 vs 27.4 abstracts/s)
-while on an AMD EPYC with AVX512-BF16 it ran 2.6x faster. So a corpus's first build times
-each encoder the host can run on a short fixed sample of the corpus's own texts (`probe`)
-and keeps torch float32 unless another is at least MARGIN times faster (`choose`), so that
-timing noise cannot flip the choice between two builds. The verdict is kept per machine,
-model and package versions under ``<cache>/encoders/choices/`` (`decide`): later corpora on
-the same host read it instead of probing. A re-fit or `--add` keeps its corpus's precision
-(plan._precision), so it never re-embeds.
+one AMD EPYC with AVX512-BF16 bfloat16 ran 1.6x float32's rate, on another 2.4x; on a Xeon
+with AMX 0.76x through AVX512-BF16 and 2.4x through AMX (bench row 2c). So a corpus's first
+build times each encoder the host can run on a short fixed sample of the corpus's own texts
+(`probe`) and keeps torch float32 unless another is at least MARGIN times faster
+(`choose`), so that timing noise cannot flip the choice between two builds. The verdict is
+kept per machine, model and package versions under ``<cache>/encoders/choices/``
+(`decide`): later corpora on the same host read it instead of probing. A re-fit or `--add`
+keeps its corpus's precision (plan._precision), so it never re-embeds.
 
 The encoders: torch float32 (the reference), torch bfloat16 (autocast; offered only where
 the CPU has bfloat16 natively, else it is emulated and several times slower) and onnxruntime
@@ -42,17 +42,21 @@ BASELINE = "float32"
 # Another encoder replaces float32 only when at least this much faster: the rates of two
 # probes on one host differ by a few percent, so a near tie never flips between builds.
 MARGIN = 1.2
-# Texts timed per encoder, each timing repeated REPEATS times (the median kept), after
-# WARMUP texts that pay for first-call costs (allocations, oneDNN's kernel selection).
-# 16 abstracts take ~0.4-0.8 s per timing on 2 cores (float32, 20-35 abstracts/s): with
-# 3 encoders the probe takes 5-8 s, once per machine.
-PROBE_TEXTS = 16
+# Each encoder is timed on one full batch (embed.BATCH_SIZE texts) per core, REPEATS times
+# (the median kept), after WARMUP texts that pay for first-call costs (allocations,
+# oneDNN's kernel selection). All are padded to the sample's longest, one shape for every
+# encoder: a build's chunks fill their batches and keep every core busy, while 16 texts in
+# 16 length buckets would time bfloat16's filled batches (embed._full_batch), and one batch
+# would leave a core idle (bfloat16 runs a batch per core), not its speed. 32 abstracts take
+# ~1 s per timing on 2 cores (float32, 30-45/s): with 3 encoders the probe takes ~10 s,
+# once per machine.
 WARMUP = 8
 REPEATS = 3
 # Verdicts kept per machine (`machine`): cache/encoders/choices/<key>.json.
 CHOICES = Path("encoders") / "choices"
-# Bump when the probe or the rule changes: older verdicts are measured again.
-CHOICE_VERSION = 1
+# Bump when the probe, the rule or an encoder changes: older verdicts are measured again.
+# 2: bfloat16 runs on AMX where the CPU has it (it was capped below AMX, and slower there).
+CHOICE_VERSION = 2
 _PACKAGES = ("torch", "onnxruntime", "transformers", "tokenizers", "sentence-transformers")
 
 
@@ -89,11 +93,21 @@ def choose(rates: dict[str, float], margin: float = MARGIN) -> str:
     return BASELINE
 
 
-def probe_sample(texts: Sequence[str], n: int = PROBE_TEXTS + WARMUP) -> list[str]:
-    """A fixed sample of the corpus's own texts: the first `n` by content hash, so the same
-    corpus gives the same sample whatever the order of its files."""
+def timed_texts() -> int:
+    """How many texts each timing encodes: one full batch per core."""
+    from explorer.build.embed import BATCH_SIZE
+    from explorer.build.models import usable_cores
+
+    return BATCH_SIZE * usable_cores()
+
+
+def probe_sample(texts: Sequence[str], n: int | None = None) -> list[str]:
+    """A fixed sample of the corpus's own texts: the first `n` (default: WARMUP and
+    `timed_texts`) by content hash, so the same corpus gives the same sample whatever the
+    order of its files."""
     from explorer.build.embed import text_key
 
+    n = n or WARMUP + timed_texts()
     unique = {text_key(t): t for t in texts}
     return [unique[k] for k in sorted(unique)[:n]]
 
@@ -137,22 +151,30 @@ def probe(
     model with no faithful ONNX export) is left out."""
     from dataclasses import replace
 
-    from explorer.build.embed import encode_chunk, load_encoder
+    from explorer.build.embed import bucket_widths, load_encoder
     from explorer.build.models import unload_models
     from explorer.errors import ExplorerError
 
     sample = probe_sample(texts)
+    width = None  # every encoder times the same shape: the sample padded to its longest
     rates = {}
     for name in encoders(embedder, engine):
         try:
             model = load_encoder(replace(embedder, precision=name), progress=False)
         except ExplorerError:
             continue
-        rates[name] = round(measure(lambda b, m=model, p=name: encode_chunk(m, b, p), sample,
-                                    clock=clock), 2)  # fmt: skip
+        width = width or max(bucket_widths(model, sample))
+        rates[name] = round(measure(_encoding(model, name, width), sample, clock=clock), 2)
         del model  # an onnxruntime session's arena is not kept for the build
     unload_models()
     return rates
+
+
+def _encoding(model, precision: str, width: int) -> Callable[[list[str]], object]:
+    """`model` encoding a batch of texts as the probe times it: padded to `width`."""
+    from explorer.build.embed import encode_chunk
+
+    return lambda batch: encode_chunk(model, batch, precision, width=width)
 
 
 def decide(
@@ -168,7 +190,7 @@ def decide(
     kept = _read(path)
     if kept is not None:
         return Choice(kept["precision"], kept["rates"], "measured earlier on this machine")
-    log(f"Timing each encoder on {PROBE_TEXTS} of the corpus's abstracts (once per machine)…")
+    log(f"Timing each encoder on {timed_texts()} of the corpus's abstracts (once per machine)…")
     from explorer.build.isolated import in_child
 
     # In a child process: the build's own process should not hold torch (isolated.py).
@@ -198,13 +220,14 @@ def _read(path: Path) -> dict | None:
 def machine(embedder: Embedder, engine: str = "local") -> dict:
     """What decides the encoders' speeds: the CPU (model, core count, vector instructions),
     the packages that run the model, the model's weights and the probe's version."""
-    from explorer.build.models import cpu_flags, package_version, usable_cores
+    from explorer.build.models import bfloat16_kernels, cpu_flags, package_version, usable_cores
 
     return {
         "cpu": _cpu_model(),
         "arch": platform.machine(),
         "cores": usable_cores(),
         "flags": cpu_flags(),
+        "bfloat16_kernels": bfloat16_kernels(),
         "packages": {p: package_version(p) for p in _PACKAGES},
         "weights": embedder.weights,
         "engine": engine,

@@ -28,14 +28,14 @@ _WEIGHT_SUFFIXES = {".safetensors", ".bin"}
 # Libraries that compute the vectors: an upgrade of one of them may change every vector.
 _RUNTIME_PACKAGES = ("torch", "transformers", "sentence-transformers", "tokenizers")
 # Kernel settings without which a vector depends on its company or the thread count on
-# some hosts (measured on a Xeon with AMX: float32 differed between 1 and 2 threads, and
-# bfloat16 between batches of different sizes). MKL's strict conditional-numerical-
-# reproducibility mode makes its matrix products independent of the thread count (AUTO:
-# still the host's best instructions; no measurable cost here), and oneDNN without AMX
-# reduces bfloat16 products in one order whatever the batch (AVX512-BF16 remains). Both
-# are read at the first matrix product, so `reproducible_kernels` runs before any model
-# is used; a value the user set is kept.
-KERNEL_ENV = {"MKL_CBWR": "AUTO,STRICT", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"}
+# some hosts (measured on a Xeon with AMX: float32 differed between 1 and 2 threads).
+# MKL's strict conditional-numerical-reproducibility mode makes its matrix products
+# independent of the thread count (AUTO: still the host's best instructions; no measurable
+# cost here). It is read at the first matrix product, so `reproducible_kernels` runs before
+# any model is used; a value the user set is kept. bfloat16 on AMX needs no setting: its
+# products round by their row and thread counts, which embed._bfloat16_batches fixes (full
+# batches, one thread each); capping oneDNN below AMX instead made it ~3x slower (row 2c).
+KERNEL_ENV = {"MKL_CBWR": "AUTO,STRICT"}
 
 
 def reproducible_kernels() -> None:
@@ -69,6 +69,18 @@ def native_bfloat16() -> bool:
         return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
     except AttributeError:  # a torch without these probes: assume no
         return False
+
+
+def bfloat16_kernels() -> str:
+    """Which instructions compute bfloat16 here: "amx" where the CPU has AMX and oneDNN is
+    not capped below it (ONEDNN_MAX_CPU_ISA, or its older name DNNL_MAX_CPU_ISA), else
+    "avx512". The two round differently, so their vectors are cached apart
+    (embed.EmbeddingCache)."""
+    caps = [
+        os.environ.get(name, "ALL").upper() for name in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+    ]
+    allowed = all(cap in ("ALL", "DEFAULT") or "AMX" in cap for cap in caps)
+    return "amx" if allowed and "amx_bf16" in cpu_flags() else "avx512"
 
 
 def resolve_precision(choice: str) -> str:

@@ -92,7 +92,9 @@ def _quiet(message: str) -> None:
 #  23: a modifier names nothing alone (background.ALONE: the venues' share of a phrase's uses
 #      not right before another word scales its keyword weight, so the vocabulary's
 #      specificity changes; a label shows a modifier only inside its whole term)
-PIPELINE_VERSION = 23
+#  24: bfloat16 runs on AMX where the CPU has it, every batch full and on one thread
+#      (embed._bfloat16_batches): on such hosts its vectors, and all after them, change
+PIPELINE_VERSION = 24
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
