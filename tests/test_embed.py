@@ -317,9 +317,10 @@ def _encoder(precision: str, cache, threads: int | None = None):
 
 @pytest.mark.parametrize("precision", ["float32", "bfloat16", "onnx"])
 def test_a_vector_does_not_depend_on_its_batch_or_the_thread_count(precision, onnx_cache):
-    """The same bits alone, in any company, in any order and at 1, 2 or 4 threads (onnxruntime 1 or 2): what a
-    cache held before can no longer change a vector (bfloat16 is emulated where the CPU
-    lacks it: slower, never skipped). Every encoder `auto` can choose is held to it."""
+    """The same bits alone, in any company, in any order and at 1, 2 or 4 threads
+    (onnxruntime: 1 or 2): what a cache held before can no longer change a vector (bfloat16
+    is emulated where the CPU lacks it: slower, never skipped). Every encoder `auto` can
+    choose is held to it."""
     import torch
 
     from explorer.build.embed import encode_chunk

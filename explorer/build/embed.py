@@ -218,8 +218,8 @@ def encode_chunk(model, texts: list[str], precision: str, *, width: int | None =
     own length bucket (`PAD_MULTIPLE`), so its vector does not depend on the other texts
     of the chunk, on how the chunk was cut, or on what the cache held before. `model`: a
     SentenceTransformer, or an OnnxEncoder for onnx (`load_encoder`). `width`: every text
-    padded to this many tokens instead (at least its own), one shape for every encoder, as
-    encoder_choice times them (not the text's own vector)."""
+    padded to this many tokens instead (or to the chunk's longest, if longer: no text is
+    cut), one shape for every encoder, as encoder_choice times them (not a text's own vector)."""
     widths = np.array(bucket_widths(model, texts), dtype=np.int64)
     if width is not None:
         widths = np.full_like(widths, max(width, *widths.tolist(), 1))
@@ -228,7 +228,8 @@ def encode_chunk(model, texts: list[str], precision: str, *, width: int | None =
         encoded = _bfloat16_batches(model, texts, widths, buckets)
     else:
         encoded = [
-            (rows, _encode_bucket(model, texts, rows, widths, precision)) for rows in buckets
+            (rows, _encode_bucket(model, [texts[i] for i in rows], int(widths[rows[0]]), precision))
+            for rows in buckets
         ]
     release_freed_memory()  # activations of this chunk: not kept for the next
     if not encoded:
@@ -239,13 +240,12 @@ def encode_chunk(model, texts: list[str], precision: str, *, width: int | None =
     return vectors
 
 
-def _encode_bucket(model, texts, rows: np.ndarray, widths: np.ndarray, precision: str):
-    """`texts[rows]`, all of one width, each padded to it, BATCH_SIZE at a time."""
-    bucket, width = [texts[i] for i in rows], int(widths[rows[0]])
+def _encode_bucket(model, texts: list[str], width: int, precision: str) -> np.ndarray:
+    """Texts of one bucket, every one padded to `width`, BATCH_SIZE at a time."""
     if precision == ONNX:
-        batches = _batches(bucket, BATCH_SIZE)
+        batches = _batches(texts, BATCH_SIZE)
         return np.concatenate([model.encode(batch, width=width) for batch in batches])
-    return _encode_torch(model, bucket, width)
+    return _encode_torch(model, texts, width)
 
 
 def _batches(items, size: int):

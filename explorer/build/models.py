@@ -59,10 +59,8 @@ def native_bfloat16() -> bool:
 
     Read from /proc/cpuinfo where there is one, so deciding costs no torch import.
     """
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        flags = set(cpuinfo.read_text(errors="replace").split())
-        return bool(flags & {"avx512_bf16", "amx_bf16"})
+    if Path("/proc/cpuinfo").is_file():
+        return bool(set(cpu_flags()) & {"avx512_bf16", "amx_bf16"})
     import torch
 
     try:
@@ -239,8 +237,15 @@ def usable_cores() -> int:
 
 def cpu_flags() -> list[str]:
     """The vector-instruction flags that change the encoders' speed, as /proc/cpuinfo says."""
+    return list(_cpuinfo_flags())
+
+
+@lru_cache(maxsize=1)
+def _cpuinfo_flags() -> tuple[str, ...]:
+    """Read once per process: every embedding call keys its cache folder by them
+    (`bfloat16_kernels`), and the CPU does not change under a running process."""
     wanted = {"avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_tile", "fma"}
     cpuinfo = Path("/proc/cpuinfo")
     if not cpuinfo.is_file():
-        return []
-    return sorted(wanted & set(cpuinfo.read_text(errors="replace").split()))
+        return ()
+    return tuple(sorted(wanted & set(cpuinfo.read_text(errors="replace").split())))
