@@ -101,7 +101,9 @@ def test_bfloat16_vectors_match_float32_and_are_cached_apart(tmp_path):
     assert cosine.min() > 0.999
     folders = sorted(p.name for p in (tmp_path / "embeddings").iterdir())
     weights = models.weights_fingerprint(models.DEFAULT_MODEL)
-    tag = "@bfloat16-amx" if models.bfloat16_kernels() == "amx" else "@bfloat16"
+    tag = (
+        f"@bfloat16-amx{embed.AMX_BATCHING}" if models.bfloat16_kernels() == "amx" else "@bfloat16"
+    )
     assert folders == [
         f"sentence-transformers_all-MiniLM-L6-v2-{weights}.v{embed.CACHE_VERSION}",
         f"sentence-transformers_all-MiniLM-L6-v2-{weights}{tag}.v{embed.CACHE_VERSION}",
@@ -124,7 +126,8 @@ def test_bfloat16_vectors_from_amx_are_cached_apart_unless_onednn_is_capped(monk
         else:
             monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", cap)
         assert models.bfloat16_kernels() == kernels, cap
-        assert folder().endswith("@bfloat16-amx.v2" if kernels == "amx" else "@bfloat16.v2")
+        amx = f"@bfloat16-amx{embed.AMX_BATCHING}.v2"
+        assert folder().endswith(amx if kernels == "amx" else "@bfloat16.v2")
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX512_CORE_BF16")  # oneDNN's older name
     assert models.bfloat16_kernels() == "avx512"
@@ -166,18 +169,21 @@ class RecordingModel(CountingModel):
         return {"sentence_embedding": torch.from_numpy(super().encode(features["texts"]))}
 
 
-def test_every_bfloat16_batch_has_the_same_number_of_rows():
+def test_every_bfloat16_batch_of_one_width_has_the_same_number_of_rows():
     """AMX rounds a bfloat16 product by its row count: a text alone, or in a short last
-    batch, would get other bits than among a full batch. Fill texts are never returned,
-    and only the calling thread tokenizes (the model's one tokenizer is not thread-safe)."""
-    texts = ["a" * n for n in (3, 5, 20, 20, 40)] + ["b" * 30] * 17 + ["c"]
+    batch, would get other bits than among a full batch. The count is the width's alone
+    (short texts get more rows). Fill texts are never returned, and only the calling
+    thread tokenizes (the model's one tokenizer is not thread-safe)."""
+    texts = ["a" * n for n in (3, 5, 20, 20, 40)] + ["b" * 30] * 17 + ["c"] + ["d" * 90] * 9
     for precision, full in (("bfloat16", True), ("float32", False)):
         model = RecordingModel()
         vectors = embed.encode_chunk(model, texts, precision)
         assert np.array_equal(vectors, CountingModel().encode(texts))
-        rows = {count for count, _ in model.batches}
-        assert (rows == {embed.BFLOAT16_ROWS}) == full, (precision, model.batches)
+        fixed = all(rows == embed.bfloat16_rows(width) for rows, width in model.batches)
+        assert fixed == full, (precision, model.batches)
         assert model.tokenized_on <= {threading.get_ident()}
+    assert embed.bfloat16_rows(16) > embed.bfloat16_rows(64) > embed.BFLOAT16_ROWS
+    assert embed.bfloat16_rows(256) == embed.BFLOAT16_ROWS  # abstracts: as before
 
 
 def test_the_probe_s_one_shape_pads_every_text_to_at_least_its_own_width():

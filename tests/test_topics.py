@@ -55,3 +55,38 @@ def test_keyword_candidates_do_not_follow_the_hash_seed():
     topic = model._extract_embeddings(docs)[3:].mean(axis=0)
     word = model._extract_embeddings([vocab[7]])[0]
     assert sim[1, 7] == pytest.approx(topic @ word / np.linalg.norm(topic) / np.linalg.norm(word))
+
+
+class _CountingWords(_WordVectors):
+    """_WordVectors that remembers each text it was asked for, as the embedding cache
+    would (`embedding_model` set: MMR needs one)."""
+
+    embedding_model = object()
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def _extract_embeddings(self, texts, method="document", verbose=False):
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        self.asked.append(texts)
+        return super()._extract_embeddings(texts, method, verbose)
+
+
+def test_mmr_keywords_are_upstreams_with_every_text_embedded_in_one_first_call():
+    from bertopic.representation import MaximalMarginalRelevance
+
+    from explorer.build.topics import batched_mmr
+
+    rng = np.random.default_rng(3)
+    topics = {
+        t: [(f"w{t}{i}", float(w)) for i, w in enumerate(rng.random(12))] for t in range(-1, 4)
+    }
+    ours, theirs = _CountingWords(), _CountingWords()
+    got = batched_mmr(0.3, 5).extract_topics(ours, None, None, topics)
+    want = MaximalMarginalRelevance(diversity=0.3, top_n_words=5).extract_topics(
+        theirs, None, None, topics
+    )
+    assert got == want
+    first = set(ours.asked[0])
+    assert all(set(texts) <= first for texts in ours.asked[1:])  # later asks: cache hits
+    assert first == {text for texts in theirs.asked for text in texts}

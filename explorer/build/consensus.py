@@ -24,13 +24,14 @@ the same counts (`stability`). The fits run a process per core (`seeded_fits`).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from explorer.build.cores import on_cores
 from explorer.node_ids import OUTLIER
 from explorer.vectors import normalise_rows
 
@@ -253,14 +254,14 @@ def seeded_fits(
     `jittered_graph` makes with seed `fit_seed(umap.seed, i)` (its reduction cached like
     any other) and `label` groups the reduction (OUTLIER for noise).
 
-    The fits run on every core, one process each (`_on_cores`): a seeded UMAP runs on one
+    The fits run on every core, one process each (`cores.on_cores`): a seeded UMAP runs on one
     thread and holds the GIL, and each fit depends only on its own seed, so the labels are
     the same bytes on any number of cores."""
     from tqdm.auto import tqdm
 
     out = np.empty((len(vectors), FITS), dtype=np.int64)
     first = None
-    fits = _on_cores(
+    fits = on_cores(
         _one_fit, [(vectors, candidates, umap, label, cache_root, i) for i in range(FITS)]
     )
     for i, (labels, reduced) in enumerate(
@@ -287,59 +288,6 @@ def _one_fit(
     params = replace(umap, seed=seed, n_epochs=FIT_EPOCHS)
     reduced = reduce_umap(vectors, graph, params, cache_root=cache_root)
     return label(reduced), (reduced if i == 0 else None)
-
-
-# The worker pool `_on_cores` started, until `release_workers` ends it.
-_WORKERS: dict[str, object] = {}
-
-
-def _on_cores(function: Callable, calls: list[tuple]) -> Iterator:
-    """`function` over `calls`, results in order, on every core: a worker process per other
-    core (joblib's loky, kept for the build's next fits) takes the calls from the front,
-    and this process takes them from the back for as long as the pool can still give one
-    up (`cancel`; loky holds up to 2 x workers + 1 it can no longer give up), so a worker's
-    start-up leaves no core idle. A worker holds its own umap and hdbscan (~180 MB), so one
-    core's share stays here rather than in one more worker. On ICML 2013-2019 (2026-12-05, 2 cores) eight fits
-    took 9.1 s in turn, 9.1 s on two threads (a seeded UMAP holds the GIL) and 5.0 s on two
-    processes. Which process runs a call changes nothing: each depends only on its own."""
-    from joblib import cpu_count
-    from joblib.externals.loky import get_reusable_executor
-
-    cores = min(len(calls), cpu_count())
-    if cores < 2:
-        yield from (function(*call) for call in calls)
-        return
-    done: dict[int, object] = {}
-    if "pool" not in _WORKERS:
-        # The build's first call runs here before any worker starts: it compiles umap's and
-        # pynndescent's numba kernels into the build's numba cache, which the workers then
-        # load instead of compiling them again each (on ICML 2013-2019 a compiling worker
-        # held ~150 MB more).
-        done[0] = function(*calls[0])
-    executor = _WORKERS["pool"] = get_reusable_executor(max_workers=cores - 1)
-    futures = {i: executor.submit(function, *calls[i]) for i in range(len(done), len(calls))}
-    try:
-        shown = 0
-        for i in reversed(range(len(done), len(calls))):
-            while shown in done or (shown in futures and futures[shown].done()):
-                yield done.pop(shown) if shown in done else futures.pop(shown).result()
-                shown += 1
-            if i < shown or not futures[i].cancel():
-                break  # the workers have it: every call left is theirs
-            done[i] = function(*calls[i])
-        for i in range(shown, len(calls)):
-            yield done.pop(i) if i in done else futures.pop(i).result()
-    finally:
-        for future in futures.values():  # after an error, the pool runs no more of these
-            future.cancel()
-
-
-def release_workers() -> None:
-    """End `_on_cores`'s worker processes (~300 MB each) once no fit follows; the next fits,
-    if any, start them again."""
-    pool = _WORKERS.pop("pool", None)
-    if pool is not None:
-        pool.shutdown(wait=True)
 
 
 def consensus(labels: np.ndarray, indices: np.ndarray, min_size: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Sentence embeddings behind a content-addressed cache: a text is embedded once per model.
 
-Layout: ``<cache>/embeddings/<model-slug>-<weights>[@bfloat16[-amx]|@onnxruntime-<version>]
+Layout: ``<cache>/embeddings/<model-slug>-<weights>[@bfloat16[-amx<n>]|@onnxruntime-<version>]
 .v<version>/shard-*.npz``, each shard holding ``keys`` (sha256 of the text, with the cache
 version) and ``vectors`` (float32). The key is (model id, weights hash, text hash, precision
 or engine, cache version): vectors computed in bfloat16 (on AMX apart, as it rounds
@@ -49,11 +49,22 @@ CHUNK_SIZE = 256
 # way) and the activations of the longest abstracts peak lower: 512 longest ICML abstracts
 # in bfloat16 peaked at 782 MB with 32, 703-726 MB with 16.
 BATCH_SIZE = 16
-# Rows of every bfloat16 batch. bfloat16 runs one batch per thread at once
+# Rows of a bfloat16 batch of long texts. bfloat16 runs one batch per thread at once
 # (`_bfloat16_batches`), so its batches are smaller: the 512 longest ICML abstracts peaked
 # at 875 MB with 8 rows against 981 MB with 16 (float32, one batch of 16 at a time: 841 MB)
 # and ran faster (85 against 78 abstracts/s on 2 cores with AMX: less filling).
 BFLOAT16_ROWS = 8
+# Tokens of a bfloat16 batch of short texts: a batch of width w has
+# max(BFLOAT16_ROWS, BFLOAT16_TOKENS // w) rows (`bfloat16_rows`), a count fixed by the
+# width, so a vector still depends on its text alone. 8 rows of a 16-token keyword spend
+# most of a forward pass on its fixed costs: 1,024 ICML keywords ran at 678/s in batches of
+# 8 and 1,592/s in 64 with AMX, 330 and 463/s on AVX512-BF16 (2026-12-06); the longest
+# batch holds 8 x 256 tokens either way, so the peak is unchanged.
+BFLOAT16_TOKENS = 1024
+# AMX rounds a bfloat16 product by its row count, so its vectors are cached by the rule
+# that sets the rows: bump when `bfloat16_rows` changes (AVX512-BF16's do not depend on it).
+# 2: short texts' batches grew to BFLOAT16_TOKENS.
+AMX_BATCHING = 2
 # Every text is padded to the next multiple of this many tokens (or the model's maximum), a
 # length that depends on the text alone. Padding to the longest text of the batch, as
 # sentence-transformers does, changes the shapes of the matrix products a text goes
@@ -91,7 +102,7 @@ class EmbeddingCache:
         if precision == ONNX:  # its own engine: keyed by the engine's version too
             slug = f"{slug}@onnxruntime-{package_version('onnxruntime')}"
         elif precision == "bfloat16" and bfloat16_kernels() == "amx":  # rounds otherwise
-            slug = f"{slug}@bfloat16-amx"
+            slug = f"{slug}@bfloat16-amx{AMX_BATCHING}"
         elif precision != "float32":
             slug = f"{slug}@{precision}"
         self.directory = Path(root) / "embeddings" / f"{slug}.v{CACHE_VERSION}"
@@ -257,15 +268,17 @@ def _bfloat16_batches(model, texts, widths: np.ndarray, buckets: list[np.ndarray
     """bfloat16, one batch per thread, each batch's products on that thread alone. oneDNN's
     AMX kernels round a bfloat16 product by how many rows it has and how many threads share
     it (a text alone, or at 1 and 4 threads, got other bits than among 16 at 2), so every
-    batch has BFLOAT16_ROWS rows (`_full_batch`) and one thread: a vector is then the same at
-    any thread count, by construction, and as fast as threads sharing each product (AMX 110
+    batch of one width has the same rows (`bfloat16_rows`, `_full_batch`) and one thread: a
+    vector is then the same at any thread count, by construction, and as fast as threads sharing each product (AMX 110
     against 100 abstracts/s, AVX512-BF16 30 against 31, on 2 cores). As many batches run at
     once as torch has threads (the cores unless the caller set another count, as a Ray actor
     does); the count is restored after. The batches are tokenized here, one after another:
     the model's one tokenizer is not safe to share between threads."""
     import torch
 
-    batches = [batch for rows in buckets for batch in _batches(rows, BFLOAT16_ROWS)]
+    batches = [
+        batch for rows in buckets for batch in _batches(rows, bfloat16_rows(int(widths[rows[0]])))
+    ]
     model.eval()
     features = [
         _full_batch(model, [texts[i] for i in rows], int(widths[rows[0]])) for rows in batches
@@ -281,12 +294,18 @@ def _bfloat16_batches(model, texts, widths: np.ndarray, buckets: list[np.ndarray
     return [(rows, part[: len(rows)]) for rows, part in zip(batches, vectors, strict=True)]
 
 
+def bfloat16_rows(width: int) -> int:
+    """Rows of every bfloat16 batch of `width` tokens: BFLOAT16_ROWS, more for short texts
+    (BFLOAT16_TOKENS in all), a function of the width alone."""
+    return max(BFLOAT16_ROWS, BFLOAT16_TOKENS // max(width, 1))
+
+
 def _full_batch(model, texts: list[str], width: int) -> dict:
-    """Up to BFLOAT16_ROWS texts tokenized as one batch of exactly BFLOAT16_ROWS rows of
-    `width` tokens, the last text repeated to fill it (its copies' vectors are dropped). The
-    fill costs the rows it adds: under BFLOAT16_ROWS per bucket of a chunk, and a chunk spans
-    few buckets, as texts arrive longest first."""
-    filled = texts + texts[-1:] * (BFLOAT16_ROWS - len(texts))
+    """Texts tokenized as one batch of exactly `bfloat16_rows(width)` rows of `width`
+    tokens, the last text repeated to fill it (its copies' vectors are dropped). The fill
+    costs at most one batch per bucket of a chunk, and a chunk spans few buckets, as texts
+    arrive longest first."""
+    filled = texts + texts[-1:] * (bfloat16_rows(width) - len(texts))
     return model.preprocess(filled, processing_kwargs=_padded_to(width))
 
 

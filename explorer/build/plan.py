@@ -94,7 +94,9 @@ def _quiet(message: str) -> None:
 #      specificity changes; a label shows a modifier only inside its whole term)
 #  24: bfloat16 runs on AMX where the CPU has it, every batch full and on one thread
 #      (embed._bfloat16_batches): on such hosts its vectors, and all after them, change
-PIPELINE_VERSION = 24
+#  25: on AMX, a bfloat16 batch of short texts has more rows (embed.bfloat16_rows): keyword
+#      and short abstracts' vectors there, and all after them, change
+PIPELINE_VERSION = 25
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (

@@ -170,7 +170,7 @@ def _given(
 def _represent(plan: Plan, docs: list[str], embedded: Embedded, part: Partition) -> TopicFit:
     """BERTopic's keywords for a finished partition (topics.represent); the model its
     keyword candidates loaded is dropped after (the subtopics' fits come next)."""
-    from explorer.build.consensus import release_workers
+    from explorer.build.cores import release_workers
     from explorer.build.models import unload_models
     from explorer.build.topics import represent
 
