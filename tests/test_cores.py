@@ -84,3 +84,33 @@ def test_the_pool_holds_one_call_per_worker_so_neither_side_waits_long_at_the_en
     finally:
         cores._WORKERS.pop("pool", None)
         real(max_workers=workers).shutdown(wait=True)
+
+
+def test_a_pool_that_refuses_a_call_raises_its_error_in_order(monkeypatch):
+    """A broken pool (a worker killed) refuses new calls: that error comes back where the
+    refused call's result would have, and no call is left to nobody."""
+    import joblib.externals.loky as loky
+    from joblib import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("one core: every call runs here, in turn")
+
+    class Refusing:
+        def __init__(self, executor) -> None:
+            self.executor, self.calls = executor, 0
+
+        def submit(self, *args):
+            self.calls += 1
+            if self.calls > 2:
+                raise RuntimeError("the pool is broken")
+            return self.executor.submit(*args)
+
+    real = loky.get_reusable_executor
+    monkeypatch.setattr(loky, "get_reusable_executor", lambda **kw: Refusing(real(**kw)))
+    cores.release_workers()
+    try:
+        with pytest.raises(RuntimeError, match="the pool is broken"):
+            list(cores.on_cores(_square_where, [(x,) for x in range(40)]))
+    finally:
+        cores._WORKERS.pop("pool", None)
+        real(max_workers=min(cpu_count(), 12) - 1).shutdown(wait=True)

@@ -164,3 +164,26 @@ def test_auto_plans_a_new_corpus_by_measurement_and_says_so(tmp_path):
     again = plan_build(other, cache_dir=tmp_path, progress=False)
     assert again.choice.how == "measured earlier on this machine"
     assert again.embedder.precision == plan.embedder.precision
+
+
+class _Widths:
+    """A model as `bucket_widths` asks it: a text's tokens are its characters."""
+
+    def __init__(self, max_seq_length: int | None) -> None:
+        self.max_seq_length = max_seq_length
+
+    def token_counts(self, texts):
+        return [len(t) for t in texts]
+
+
+def test_the_probe_times_full_bfloat16_batches_even_on_short_texts():
+    """Short texts' bfloat16 batches have more rows (embed.bfloat16_rows): timed at their
+    own width, 32 keywords would fill half of one batch. The probe pads to at least the
+    width of BFLOAT16_ROWS-row batches, never cuts a longer text, and keeps the model's cap."""
+    from explorer.build import embed
+
+    short, long = ["kw"] * 32, ["x" * 200] * 32
+    width = encoder_choice.probe_width(_Widths(256), short)
+    assert embed.bfloat16_rows(width) == embed.BFLOAT16_ROWS
+    assert encoder_choice.probe_width(_Widths(256), long) == 208  # its own width, padded
+    assert encoder_choice.probe_width(_Widths(64), short) == 64  # the model's maximum

@@ -71,12 +71,19 @@ class _Shares:
         self._feeder.start()
 
     def _hand(self) -> Future | None:
-        """The next call from the front, submitted; None when none is left."""
+        """The next call from the front, submitted; None when none is left. A pool that
+        cannot take it (broken: a worker killed) gives the call its error, which comes back
+        in order as a failed call's would, and nothing more is begun."""
         with self._lock:
             if self._stopped or self._front >= self._back:
                 return None
             i, self._front = self._front, self._front + 1
-            future = self._futures[i] = self._executor.submit(self._function, *self._calls[i])
+            try:
+                future = self._executor.submit(self._function, *self._calls[i])
+            except Exception as exc:  # noqa: BLE001 - raised again in order, by `result`
+                future, self._stopped = Future(), True
+                future.set_exception(exc)
+            self._futures[i] = future
             return future
 
     def _feed(self, running: set[Future]) -> None:
@@ -107,7 +114,8 @@ class _Shares:
         return future.result()
 
     def stop(self) -> None:
-        """Begin no more calls, and cancel what the pool has not begun."""
+        """Begin no more calls. The pool holds only the calls its workers run (loky counts a
+        queued call as running), so the cancels rarely stop one: they finish, unread."""
         with self._lock:
             self._stopped = True
             futures = list(self._futures.values())

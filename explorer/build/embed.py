@@ -269,11 +269,12 @@ def _bfloat16_batches(model, texts, widths: np.ndarray, buckets: list[np.ndarray
     AMX kernels round a bfloat16 product by how many rows it has and how many threads share
     it (a text alone, or at 1 and 4 threads, got other bits than among 16 at 2), so every
     batch of one width has the same rows (`bfloat16_rows`, `_full_batch`) and one thread: a
-    vector is then the same at any thread count, by construction, and as fast as threads sharing each product (AMX 110
-    against 100 abstracts/s, AVX512-BF16 30 against 31, on 2 cores). As many batches run at
-    once as torch has threads (the cores unless the caller set another count, as a Ray actor
-    does); the count is restored after. The batches are tokenized here, one after another:
-    the model's one tokenizer is not safe to share between threads."""
+    vector is then the same at any thread count, by construction, and as fast as threads
+    sharing each product (AMX 110 against 100 abstracts/s, AVX512-BF16 30 against 31, on 2
+    cores). As many batches run at once as torch has threads (the cores unless the caller
+    set another count, as a Ray actor does); the count is restored after. The batches are
+    tokenized here, one after another: the model's one tokenizer is not safe to share
+    between threads."""
     import torch
 
     batches = [

@@ -44,8 +44,8 @@ BASELINE = "float32"
 MARGIN = 1.2
 # Each encoder is timed on one full batch (embed.BATCH_SIZE texts) per core, REPEATS times
 # (the median kept), after WARMUP texts that pay for first-call costs (allocations,
-# oneDNN's kernel selection). All are padded to the sample's longest, one shape for every
-# encoder: a build's chunks fill their batches and keep every core busy, while 16 texts in
+# oneDNN's kernel selection). All are padded to the sample's longest (at least 128 tokens,
+# `probe_width`), one shape for every encoder: a build's chunks fill their batches and keep every core busy, while 16 texts in
 # 16 length buckets would time bfloat16's filled batches (embed._full_batch), and one batch
 # would leave a core idle (bfloat16 runs a batch per core), not its speed. 32 abstracts take
 # ~1 s per timing on 2 cores (float32, 30-45/s): with 3 encoders the probe takes ~10 s,
@@ -56,7 +56,8 @@ REPEATS = 3
 CHOICES = Path("encoders") / "choices"
 # Bump when the probe, the rule or an encoder changes: older verdicts are measured again.
 # 2: bfloat16 runs on AMX where the CPU has it (it was capped below AMX, and slower there).
-CHOICE_VERSION = 2
+# 3: the probe pads to at least 128 tokens (`probe_width`): short texts' bfloat16 batches grew.
+CHOICE_VERSION = 3
 _PACKAGES = ("torch", "onnxruntime", "transformers", "tokenizers", "sentence-transformers")
 
 
@@ -151,23 +152,35 @@ def probe(
     model with no faithful ONNX export) is left out."""
     from dataclasses import replace
 
-    from explorer.build.embed import bucket_widths, load_encoder
+    from explorer.build.embed import load_encoder
     from explorer.build.models import unload_models
     from explorer.errors import ExplorerError
 
     sample = probe_sample(texts)
-    width = None  # every encoder times the same shape: the sample padded to its longest
+    width = None  # every encoder times the same shape: the sample padded to `probe_width`
     rates = {}
     for name in encoders(embedder, engine):
         try:
             model = load_encoder(replace(embedder, precision=name), progress=False)
         except ExplorerError:
             continue
-        width = width or max(bucket_widths(model, sample))
+        width = width or probe_width(model, sample)
         rates[name] = round(measure(_encoding(model, name, width), sample, clock=clock), 2)
         del model  # an onnxruntime session's arena is not kept for the build
     unload_models()
     return rates
+
+
+def probe_width(model, sample: Sequence[str]) -> int:
+    """The one width every encoder is timed at: the sample's longest, and at least the width
+    whose bfloat16 batches have BFLOAT16_ROWS rows (within the model's maximum). Shorter
+    texts' bfloat16 batches have more rows (embed.bfloat16_rows): 32 keywords of 16 tokens
+    would fill half of one 64-row batch on one core, timing filler, not bfloat16's speed."""
+    from explorer.build.embed import BFLOAT16_ROWS, BFLOAT16_TOKENS, bucket_widths
+
+    floor = BFLOAT16_TOKENS // BFLOAT16_ROWS
+    cap = model.max_seq_length
+    return max([*bucket_widths(model, sample), floor if cap is None else min(floor, int(cap))])
 
 
 def _encoding(model, precision: str, width: int) -> Callable[[list[str]], object]:
