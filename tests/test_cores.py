@@ -54,15 +54,38 @@ def test_a_failing_call_on_cores_raises_its_error_wherever_it_ran(bad):
         cores.release_workers()
 
 
-def test_the_pool_holds_one_call_per_worker_so_neither_side_waits_long_at_the_end(monkeypatch):
-    """Handed every call at once, loky keeps several it can no longer give back, and this
-    process waited for them at the end; calls are handed one per worker as workers end."""
+@pytest.fixture
+def wrapped_pool(monkeypatch):
+    """`install(wrap)`: on_cores then gets `wrap(pool)` in place of loky's fresh pool, and
+    the real pools it made are ended after the test."""
     import joblib.externals.loky as loky
     from joblib import cpu_count
 
     if cpu_count() < 2:
         pytest.skip("one core: every call runs here, in turn")
-    workers = min(cpu_count(), 12) - 1
+    real, made = loky.get_reusable_executor, []
+
+    def install(wrap) -> None:
+        def wrapped(**kw):
+            made.append(real(**kw))
+            return wrap(made[-1])
+
+        monkeypatch.setattr(loky, "get_reusable_executor", wrapped)
+
+    cores.release_workers()
+    yield install
+    cores._WORKERS.pop("pool", None)
+    for pool in made:
+        pool.shutdown(wait=True)
+
+
+def test_the_pool_holds_one_call_per_worker_so_neither_side_waits_long_at_the_end(
+    wrapped_pool,
+):
+    """Handed every call at once, loky keeps several it can no longer give back, and this
+    process waited for them at the end; calls are handed one per worker as workers end."""
+    from joblib import cpu_count
+
     held: list[int] = []
 
     class Counting:
@@ -74,26 +97,15 @@ def test_the_pool_holds_one_call_per_worker_so_neither_side_waits_long_at_the_en
             self.futures.append(self.executor.submit(*args))
             return self.futures[-1]
 
-    real = loky.get_reusable_executor
-    monkeypatch.setattr(loky, "get_reusable_executor", lambda **kw: Counting(real(**kw)))
-    cores.release_workers()
-    try:
-        out = list(cores.on_cores(_square_where, [(x,) for x in range(12)]))
-        assert [value for value, _ in out] == [x * x for x in range(12)]
-        assert held and max(held) <= workers
-    finally:
-        cores._WORKERS.pop("pool", None)
-        real(max_workers=workers).shutdown(wait=True)
+    wrapped_pool(Counting)
+    out = list(cores.on_cores(_square_where, [(x,) for x in range(12)]))
+    assert [value for value, _ in out] == [x * x for x in range(12)]
+    assert held and max(held) <= min(cpu_count(), 12) - 1
 
 
-def test_a_pool_that_refuses_a_call_raises_its_error_in_order(monkeypatch):
+def test_a_pool_that_refuses_a_call_raises_its_error_in_order(wrapped_pool):
     """A broken pool (a worker killed) refuses new calls: that error comes back where the
     refused call's result would have, and no call is left to nobody."""
-    import joblib.externals.loky as loky
-    from joblib import cpu_count
-
-    if cpu_count() < 2:
-        pytest.skip("one core: every call runs here, in turn")
 
     class Refusing:
         def __init__(self, executor) -> None:
@@ -105,12 +117,6 @@ def test_a_pool_that_refuses_a_call_raises_its_error_in_order(monkeypatch):
                 raise RuntimeError("the pool is broken")
             return self.executor.submit(*args)
 
-    real = loky.get_reusable_executor
-    monkeypatch.setattr(loky, "get_reusable_executor", lambda **kw: Refusing(real(**kw)))
-    cores.release_workers()
-    try:
-        with pytest.raises(RuntimeError, match="the pool is broken"):
-            list(cores.on_cores(_square_where, [(x,) for x in range(40)]))
-    finally:
-        cores._WORKERS.pop("pool", None)
-        real(max_workers=min(cpu_count(), 12) - 1).shutdown(wait=True)
+    wrapped_pool(Refusing)
+    with pytest.raises(RuntimeError, match="the pool is broken"):
+        list(cores.on_cores(_square_where, [(x,) for x in range(40)]))

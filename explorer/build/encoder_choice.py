@@ -45,11 +45,11 @@ MARGIN = 1.2
 # Each encoder is timed on one full batch (embed.BATCH_SIZE texts) per core, REPEATS times
 # (the median kept), after WARMUP texts that pay for first-call costs (allocations,
 # oneDNN's kernel selection). All are padded to the sample's longest (at least 128 tokens,
-# `probe_width`), one shape for every encoder: a build's chunks fill their batches and keep every core busy, while 16 texts in
-# 16 length buckets would time bfloat16's filled batches (embed._full_batch), and one batch
-# would leave a core idle (bfloat16 runs a batch per core), not its speed. 32 abstracts take
-# ~1 s per timing on 2 cores (float32, 30-45/s): with 3 encoders the probe takes ~10 s,
-# once per machine.
+# `probe_width`), one shape for every encoder: a build's chunks fill their batches and keep
+# every core busy, while 16 texts in 16 length buckets would time bfloat16's filled batches
+# (embed._full_batch), and one batch would leave a core idle (bfloat16 runs a batch per
+# core), not its speed. 32 abstracts take ~1 s per timing on 2 cores (float32, 30-45/s):
+# with 3 encoders the probe takes ~10 s, once per machine.
 WARMUP = 8
 REPEATS = 3
 # Verdicts kept per machine (`machine`): cache/encoders/choices/<key>.json.
