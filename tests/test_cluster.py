@@ -172,3 +172,21 @@ def test_a_run_built_with_a_toy_clusterer_through_the_seam(seed_cache, seed_run,
     assert 2 <= topics <= 6, topics
     assert run.manifest.counts.clustered_share >= 0.8
     assert artifacts.open_run(cache, "seed").run_id == run.run_id  # a complete, intact run
+
+
+def test_hdbscan_starts_no_pool_of_its_own_above_16384_points(monkeypatch):
+    """The consensus's fits fill every core (cores.on_cores): hdbscan's core distances run
+    in the fit's own process, where by default it asks joblib for four more above 16,384."""
+    import hdbscan._hdbscan_boruvka as boruvka
+
+    pools = []
+
+    class Recorded(boruvka.Parallel):
+        def __call__(self, *args, **kwargs):
+            pools.append(self.n_jobs)
+            return super().__call__(*args, **kwargs)
+
+    monkeypatch.setattr(boruvka, "Parallel", Recorded)
+    points = np.random.default_rng(0).normal(size=(16_500, 5))
+    labels = cluster.HDBSCANClusterer(min_cluster_size=50, min_samples=10).fit_predict(points)
+    assert len(labels) == len(points) and pools == []

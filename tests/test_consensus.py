@@ -94,6 +94,16 @@ def test_a_jittered_graph_is_a_graph_of_the_candidates():
     assert np.array_equal(idx, again[0]) and np.array_equal(dist, again[1])
 
 
+def test_candidate_cosines_by_blocks_are_the_cosines_of_one_gather(monkeypatch):
+    rng = np.random.default_rng(4)
+    # The build's shape: 30 candidates of 384 floats (more per row than numpy's buffer).
+    unit = C.jittered(rng.normal(size=(603, 384)).astype(np.float32), seed=1)
+    cand = knn_graph(unit, 30).indices.astype(np.int64)
+    whole = np.einsum("ij,ikj->ik", unit, unit[cand])
+    monkeypatch.setattr(C, "CANDIDATE_ROWS", 50)  # 13 blocks, the last of 3 rows
+    assert np.array_equal(C.candidate_cosines(unit, cand), whole)
+
+
 def test_stability_is_the_share_of_pairs_the_fits_keep_together():
     fits = np.array([[0, 0, 0, 0], [0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 0, 0]]).T
     # Papers 0 and 1: together in fits 0, 1, 3 (3 of 4); papers 2 and 3 likewise.

@@ -48,7 +48,7 @@ def test_a_failing_call_on_cores_raises_its_error_wherever_it_ran(bad):
     try:
         with pytest.raises(ValueError, match=f"call {bad} failed"):
             list(cores.on_cores(_fails_at, [(x, bad) for x in range(12)]))
-        # The pool is still usable for the next fits.
+        # The next fits get a fresh pool.
         assert list(cores.on_cores(_fails_at, [(x, -1) for x in range(6)])) == list(range(6))
     finally:
         cores.release_workers()
@@ -56,21 +56,20 @@ def test_a_failing_call_on_cores_raises_its_error_wherever_it_ran(bad):
 
 @pytest.fixture
 def wrapped_pool(monkeypatch):
-    """`install(wrap)`: on_cores then gets `wrap(pool)` in place of loky's fresh pool, and
+    """`install(wrap)`: on_cores then gets `wrap(pool)` in place of its fresh pool, and
     the real pools it made are ended after the test."""
-    import joblib.externals.loky as loky
     from joblib import cpu_count
 
     if cpu_count() < 2:
         pytest.skip("one core: every call runs here, in turn")
-    real, made = loky.get_reusable_executor, []
+    real, made = cores._new_pool, []
 
     def install(wrap) -> None:
-        def wrapped(**kw):
-            made.append(real(**kw))
+        def wrapped(workers: int):
+            made.append(real(workers))
             return wrap(made[-1])
 
-        monkeypatch.setattr(loky, "get_reusable_executor", wrapped)
+        monkeypatch.setattr(cores, "_new_pool", wrapped)
 
     cores.release_workers()
     yield install
@@ -92,6 +91,9 @@ def test_the_pool_holds_one_call_per_worker_so_neither_side_waits_long_at_the_en
         def __init__(self, executor) -> None:
             self.executor, self.futures = executor, []
 
+        def __getattr__(self, name: str):  # shutdown, as the pool's
+            return getattr(self.executor, name)
+
         def submit(self, *args):
             held.append(sum(not f.done() for f in self.futures) + 1)
             self.futures.append(self.executor.submit(*args))
@@ -111,6 +113,9 @@ def test_a_pool_that_refuses_a_call_raises_its_error_in_order(wrapped_pool):
         def __init__(self, executor) -> None:
             self.executor, self.calls = executor, 0
 
+        def __getattr__(self, name: str):  # shutdown, as the pool's
+            return getattr(self.executor, name)
+
         def submit(self, *args):
             self.calls += 1
             if self.calls > 2:
@@ -120,3 +125,87 @@ def test_a_pool_that_refuses_a_call_raises_its_error_in_order(wrapped_pool):
     wrapped_pool(Refusing)
     with pytest.raises(RuntimeError, match="the pool is broken"):
         list(cores.on_cores(_square_where, [(x,) for x in range(40)]))
+
+
+def _parallel_inside(x: int) -> int:
+    from joblib import Parallel, delayed
+
+    return sum(Parallel(n_jobs=2)(delayed(abs)(-v) for v in range(x, x + 3)))
+
+
+def test_a_call_on_cores_can_ask_joblib_for_its_own_pool():
+    """hdbscan runs joblib's Parallel inside a fit (core distances above 16,384 points):
+    joblib must get its own pool, not the build's (it failed on ours, which it found as the
+    process's reusable pool, once a first round had made it)."""
+    from joblib import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("one core: every call runs here, in turn")
+    from joblib.externals.loky import reusable_executor
+
+    cores.release_workers()
+    try:
+        assert list(cores.on_cores(_square_where, [(x,) for x in range(4)]))  # the pool is up
+        out = list(cores.on_cores(_parallel_inside, [(x,) for x in range(6)]))
+        assert out == [3 * x + 3 for x in range(6)]
+    finally:
+        cores.release_workers()
+        if reusable_executor._executor is not None:  # joblib's own, which the test started
+            reusable_executor._executor.shutdown(wait=True)
+
+
+def _gone(pids: set[int], seconds: float = 5.0) -> bool:
+    """Whether every process of `pids` has exited within `seconds`."""
+    import os
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = set()
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                alive.add(pid)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_failed_call_ends_the_workers_and_the_next_calls_get_new_ones():
+    from joblib import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("one core: every call runs here, in turn")
+    import os
+
+    cores.release_workers()
+    try:
+        workers = {pid for _, pid in cores.on_cores(_square_where, [(x,) for x in range(40)])}
+        workers.discard(os.getpid())
+        first = cores._WORKERS["pool"]
+        with pytest.raises(ValueError):
+            list(cores.on_cores(_fails_at, [(x, 3) for x in range(8)]))
+        assert "pool" not in cores._WORKERS and workers and _gone(workers)
+        again = cores.on_cores(_square_where, [(x,) for x in range(4)])
+        assert [value for value, _ in again] == [0, 1, 4, 9]
+        assert cores._WORKERS["pool"] is not first
+    finally:
+        cores.release_workers()
+
+
+def test_a_caller_that_stops_early_ends_the_workers():
+    from joblib import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("one core: every call runs here, in turn")
+    cores.release_workers()
+    try:
+        calls = cores.on_cores(_square_where, [(x,) for x in range(12)])
+        next(calls)
+        calls.close()
+        assert "pool" not in cores._WORKERS
+    finally:
+        cores.release_workers()

@@ -32,7 +32,10 @@ class Clusterer(Protocol):
 @dataclass(frozen=True)
 class HDBSCANClusterer:
     """HDBSCAN on the 5-D UMAP reduction: density clusters of any shape, and noise left as
-    noise (topics.assign_outliers decides about it explicitly)."""
+    noise (topics.assign_outliers decides about it explicitly). On one core: the consensus
+    runs its fits on every core already (cores.on_cores), and hdbscan's own pool of four for
+    core distances above 16,384 points would only crowd them (the distances are exact
+    either way, so the labels are the same)."""
 
     min_cluster_size: int
     min_samples: int
@@ -47,6 +50,7 @@ class HDBSCANClusterer:
             min_samples=self.min_samples,
             metric=self.metric,
             cluster_selection_method=self.cluster_selection_method,
+            core_dist_n_jobs=1,
         )
         return model.fit_predict(reduced.astype(np.float64))
 

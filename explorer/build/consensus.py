@@ -46,9 +46,11 @@ FITS = 24
 JITTER = 0.05  # norm of each fit's random move of a unit vector
 # Each fit's UMAP epochs. On ICML 2013-2019 (2026-12-04) sixteen fits of 200 took 24 s and
 # agreed at topic ARI 0.903 across seeds, 0.932 across precisions; umap's own 500 (below
-# 10,000 rows) took 55 s for 0.929 and 0.918 (docs/consensus.md, "What it costs").
+# 10,000 rows) took 55 s for 0.929 and 0.918; 100 (2026-12-07, 24 or 32 fits) left ICML's
+# leaf ARI below 0.85 (docs/consensus.md, "What it costs").
 FIT_EPOCHS = 200
 MAJORITY = 0.5  # groups merge while at least half the fits, on average, put them together
+CANDIDATE_ROWS = 256  # rows whose candidates' vectors are gathered at once (~12 MB at 30 x 384)
 
 
 def renumber_by_size(labels: np.ndarray) -> np.ndarray:
@@ -89,13 +91,26 @@ def jittered_graph(
     moved = jittered(vectors, seed)
     cand = np.asarray(indices, dtype=np.int64)
     k = min(k, cand.shape[1])
-    sims = np.einsum("ij,ikj->ik", moved, moved[cand])
+    sims = candidate_cosines(moved, cand)
     sims[:, 0] = np.inf  # self stays first
     order = np.lexsort((cand, -sims), axis=1)[:, :k]
     picked = np.take_along_axis(cand, order, axis=1)
     dist = np.clip(1.0 - np.take_along_axis(sims, order, axis=1), 0.0, 2.0)
     dist[:, 0] = 0.0
     return picked.astype(np.int32), dist.astype(np.float32)
+
+
+def candidate_cosines(unit: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Each row's dot product with each of its candidates (`cand`, rows x candidates), a
+    block of `CANDIDATE_ROWS` rows at a time: the candidates' vectors gathered at once
+    would be rows x candidates x width floats (ICML 2013-2019: 139 MB per fit; a fit on
+    20,000 papers: 0.9 GB in each process), a block of them a few MB. Each value is the
+    same sum of products whatever the block, so the result is too."""
+    out = np.empty(cand.shape, dtype=unit.dtype)
+    for start in range(0, len(cand), CANDIDATE_ROWS):
+        block = slice(start, start + CANDIDATE_ROWS)
+        out[block] = np.einsum("ij,ikj->ik", unit[block], unit[cand[block]])
+    return out
 
 
 def _label_codes(labels: np.ndarray) -> tuple[np.ndarray, int]:

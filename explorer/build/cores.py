@@ -2,8 +2,8 @@
 
 The consensus's seeded fits (consensus.seeded_fits) are many calls of one function, each a
 seeded UMAP that runs on one thread and holds Python's lock: threads gain nothing, processes
-do. `on_cores` runs them on a reusable loky pool of a worker per other core plus this process,
-results in the calls' order; `release_workers` ends the pool once no fit follows.
+do. `on_cores` runs them on a loky pool of its own, a worker per other core, plus this
+process, results in the calls' order; `release_workers` ends the pool once no fit follows.
 """
 
 from __future__ import annotations
@@ -14,11 +14,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 
 # The worker pool `on_cores` started, until `release_workers` ends it.
 _WORKERS: dict[str, object] = {}
+# A worker idle this long exits (its ~300 MB freed between a sample's fits and the stages
+# after them); the pool starts it again for the next call. loky's reusable pool's default.
+IDLE_SECONDS = 10
 
 
 def on_cores(function: Callable, calls: list[tuple]) -> Iterator:
     """`function` over `calls`, results in order, on every core: a worker process per other
-    core (joblib's loky, kept for the build's next fits) takes the calls from the front,
+    core (a loky pool, kept for the build's next fits) takes the calls from the front,
     one at a time (`_Shares`), and this process takes them from the back until the two
     meet, so neither waits long for the other at the end. A worker holds its own umap and
     hdbscan (~180 MB), so one core's share stays here rather than in one more worker.
@@ -27,20 +30,21 @@ def on_cores(function: Callable, calls: list[tuple]) -> Iterator:
     and the fits took 32.7-33.9 s against 29.1-30.4 s handed one at a time. Which
     process runs a call changes nothing: each depends only on its own."""
     from joblib import cpu_count
-    from joblib.externals.loky import get_reusable_executor
 
     cores = min(len(calls), cpu_count())
     if cores < 2:
         yield from (function(*call) for call in calls)
         return
     done: dict[int, object] = {}
-    if "pool" not in _WORKERS:
+    executor = _kept_pool(cores - 1)
+    if executor is None:
         # The build's first call runs here before any worker starts: it compiles umap's and
         # pynndescent's numba kernels into the build's numba cache, which the workers then
         # load instead of compiling them again each (on ICML 2013-2019 a compiling worker
         # held ~150 MB more).
         done[0] = function(*calls[0])
-    executor = _WORKERS["pool"] = get_reusable_executor(max_workers=cores - 1)
+        executor = _WORKERS["pool"] = _new_pool(cores - 1)
+        _WORKERS["size"] = cores - 1
     shares = _Shares(executor, function, calls, first=len(done), workers=cores - 1)
     try:
         shown = 0
@@ -51,8 +55,47 @@ def on_cores(function: Callable, calls: list[tuple]) -> Iterator:
                 shown += 1
         for i in range(shown, len(calls)):
             yield done.pop(i) if i in done else shares.result(i)
+    except BaseException:
+        # A failed call, a broken pool (a worker killed) or a caller that stopped: the
+        # workers are ended, and the next fits, if any, start a fresh pool.
+        shares.stop()
+        _discard(executor)
+        raise
     finally:
-        shares.stop()  # after an error, or a caller that stopped, the pool runs no more
+        shares.stop()
+
+
+def _new_pool(workers: int):
+    """A loky pool of its own, never the process-wide reusable one that joblib's
+    `Parallel` hands out too: hdbscan asks for that one for its core distances above 16,384
+    points, and given ours (2026-12-07, a 100,000-paper build's fits on a 20,000-paper
+    sample) joblib failed on what its own pools carry (`_temp_folder_manager`), and could
+    have resized the pool under running fits."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=workers, timeout=IDLE_SECONDS)
+
+
+def _kept_pool(workers: int):
+    """The pool an earlier call left, if it can serve this one: of this size, and neither
+    broken nor shut down (a worker killed while idle); else it is ended and forgotten, and
+    None is returned."""
+    pool = _WORKERS.get("pool")
+    if pool is None:
+        return None
+    flags = pool._flags  # loky's own state of the pool
+    if _WORKERS.get("size") == workers and not (flags.broken or flags.shutdown):
+        return pool
+    _discard(pool)
+    return None
+
+
+def _discard(pool) -> None:
+    """End `pool` without waiting for what it runs, and forget it."""
+    if _WORKERS.get("pool") is pool:
+        del _WORKERS["pool"]
+        _WORKERS.pop("size", None)
+    pool.shutdown(wait=False, kill_workers=True)
 
 
 class _Shares:
@@ -115,7 +158,8 @@ class _Shares:
 
     def stop(self) -> None:
         """Begin no more calls. The pool holds only the calls its workers run (loky counts a
-        queued call as running), so the cancels rarely stop one: they finish, unread."""
+        queued call as running), so the cancels rarely stop one: after an error `on_cores`
+        ends the workers; otherwise their calls finish, unread."""
         with self._lock:
             self._stopped = True
             futures = list(self._futures.values())
@@ -127,5 +171,6 @@ def release_workers() -> None:
     """End `on_cores`'s worker processes (~300 MB each) once no fit follows; the next fits,
     if any, start them again."""
     pool = _WORKERS.pop("pool", None)
+    _WORKERS.pop("size", None)
     if pool is not None:
         pool.shutdown(wait=True)

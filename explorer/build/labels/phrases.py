@@ -240,7 +240,10 @@ class Repeats:
         """The document of each occurrence of the column's phrase (sorted, with repeats)."""
         k = int(self.table.length[column]) - 1
         order, ordered = self._occurrences(k)
-        lo, hi = np.searchsorted(ordered, [column, column + 1])
+        # In the occurrences' own dtype: Python ints would make numpy cast all ~20 million
+        # to int64 on every call (48 ms against 0.1 ms; a 100,000-paper build's labels
+        # asked thousands of times).
+        lo, hi = np.searchsorted(ordered, np.array([column, column + 1], dtype=ordered.dtype))
         places = self.table.starts[k][order[lo:hi]]
         return np.sort(np.searchsorted(self.table.ends, places))
 
