@@ -44,7 +44,6 @@ def on_cores(function: Callable, calls: list[tuple]) -> Iterator:
         # held ~150 MB more).
         done[0] = function(*calls[0])
         executor = _WORKERS["pool"] = _new_pool(cores - 1)
-        _WORKERS["size"] = cores - 1
     shares = _Shares(executor, function, calls, first=len(done), workers=cores - 1)
     try:
         shown = 0
@@ -83,8 +82,8 @@ def _kept_pool(workers: int):
     pool = _WORKERS.get("pool")
     if pool is None:
         return None
-    flags = pool._flags  # loky's own state of the pool
-    if _WORKERS.get("size") == workers and not (flags.broken or flags.shutdown):
+    flags = pool._flags  # loky's own state of the pool, and its size below
+    if pool._max_workers == workers and not (flags.broken or flags.shutdown):
         return pool
     _discard(pool)
     return None
@@ -94,7 +93,6 @@ def _discard(pool) -> None:
     """End `pool` without waiting for what it runs, and forget it."""
     if _WORKERS.get("pool") is pool:
         del _WORKERS["pool"]
-        _WORKERS.pop("size", None)
     pool.shutdown(wait=False, kill_workers=True)
 
 
@@ -157,20 +155,17 @@ class _Shares:
         return future.result()
 
     def stop(self) -> None:
-        """Begin no more calls. The pool holds only the calls its workers run (loky counts a
-        queued call as running), so the cancels rarely stop one: after an error `on_cores`
-        ends the workers; otherwise their calls finish, unread."""
+        """Begin no more calls. Nothing is cancelled: the pool holds only the calls its
+        workers run, and after an error `on_cores` ends those workers, loky failing their
+        calls (a call cancelled meanwhile made loky's own thread raise InvalidStateError
+        and die before it ended the workers)."""
         with self._lock:
             self._stopped = True
-            futures = list(self._futures.values())
-        for future in futures:
-            future.cancel()
 
 
 def release_workers() -> None:
     """End `on_cores`'s worker processes (~300 MB each) once no fit follows; the next fits,
     if any, start them again."""
     pool = _WORKERS.pop("pool", None)
-    _WORKERS.pop("size", None)
     if pool is not None:
         pool.shutdown(wait=True)
