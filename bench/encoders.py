@@ -5,7 +5,10 @@ core) encode the same ICML 2019 abstracts through the build's own `encode_chunk`
 padding, batch 16), alternating, `--repeats` times each; a rate is texts over the median
 seconds. Also: each encoder's cosine to float32's vectors (min and mean), whether this CPU
 has bfloat16 natively, and what `auto` chooses here (encoder_choice.choose on these rates,
-and on its own short probe of the same texts, as a build runs it).
+and on its own short probe of the same texts, as a build runs it), and the probe's seconds
+as it runs (a hopeless encoder timed once) against every encoder timed REPEATS times,
+alternating, each probe loading its models as a build's does, in this process (torch
+already imported, the ONNX export already made).
 
     python -m bench.encoders [--texts 384] [--repeats 3]
 """
@@ -56,6 +59,7 @@ def main() -> None:
             seconds[name].append(time.perf_counter() - start)
     rates = {n: round(len(texts) / statistics.median(s), 2) for n, s in seconds.items()}
     probed = encoder_choice.probe(embedder, texts)
+    probe_seconds = _probe_seconds(embedder, texts, args.repeats)
     write_results(
         "encoders",
         {
@@ -71,8 +75,30 @@ def main() -> None:
             ),
             "probe_rates_per_s": probed,
             "auto_probe_chose": encoder_choice.choose(probed),
+            "probe_seconds": probe_seconds,
         },
     )
+
+
+def _probe_seconds(embedder, texts: list[str], repeats: int) -> dict[str, float]:
+    """The median seconds of encoder_choice.probe as a build runs it, and with HOPELESS out
+    of play (every encoder timed REPEATS times, as before 2026-12-07), alternating."""
+    import math
+
+    from explorer.build import encoder_choice
+
+    hopeless = encoder_choice.HOPELESS
+    seconds: dict[str, list[float]] = {"early stop": [], "every timing": []}
+    try:
+        for _ in range(repeats):
+            for how, factor in (("early stop", hopeless), ("every timing", math.inf)):
+                encoder_choice.HOPELESS = factor
+                start = time.perf_counter()
+                encoder_choice.probe(embedder, texts)
+                seconds[how].append(time.perf_counter() - start)
+    finally:
+        encoder_choice.HOPELESS = hopeless
+    return {how: round(statistics.median(s), 2) for how, s in seconds.items()}
 
 
 def _cosines(vectors: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:

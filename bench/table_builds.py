@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 
 from bench.table_cells import row, stored
+from explorer.build.encoder_choice import REPEATS
 
 # Alternating cold runs per side that a peak-RSS verdict (rows 5-5c) is the median of.
 RSS_REPEATS = 3
@@ -121,6 +122,11 @@ def _encoders_row(enc: dict) -> str:
         for name, rate in rates.items()
     )
     native = "native" if enc["native_bfloat16"] else "emulated"
+    if probe := enc.get("probe_seconds"):
+        ours += (
+            f"; the probe {probe['early stop']} s (every encoder timed {REPEATS} times:"
+            f" {probe['every timing']} s)"
+        )
     return row(
         f"2c. encoders, {enc['texts']} ICML 2019 abstracts (no target; bfloat16 {native})",
         f"{ours}; auto's probe chose {enc['auto_probe_chose']}", "torch float32", "", None,

@@ -21,17 +21,19 @@ def test_float32_is_kept_unless_another_is_at_least_the_margin_faster():
 
 class FakeClock:
     """Time advances only when the fake encoder 'works': `per_text` seconds per text, and
-    `slow_once` seconds more on one timed call (a hiccup the median must ignore)."""
+    `delay` seconds more on call number `slow_once` (a hiccup the median must ignore)."""
 
-    def __init__(self, per_text: float, slow_once: int | None = None) -> None:
+    def __init__(self, per_text: float, slow_once: int | None = None, delay: float = 5.0) -> None:
         self.now, self.per_text, self.calls, self.slow_once = 0.0, per_text, 0, slow_once
+        self.delay = delay
 
     def __call__(self) -> float:
         return self.now
 
     def encode(self, texts: list[str]) -> None:
         self.calls += 1
-        self.now += self.per_text * len(texts) + (5.0 if self.calls == self.slow_once else 0.0)
+        hiccup = self.delay if self.calls == self.slow_once else 0.0
+        self.now += self.per_text * len(texts) + hiccup
 
 
 def test_the_rate_is_the_median_of_three_after_a_warm_up():
@@ -40,6 +42,90 @@ def test_the_rate_is_the_median_of_three_after_a_warm_up():
     rate = measure(clock.encode, sample, clock=clock)
     assert clock.calls == 1 + encoder_choice.REPEATS
     assert rate == pytest.approx(1 / 0.05)
+
+
+def test_an_encoder_far_slower_than_the_best_so_far_is_timed_once():
+    """One timing HOPELESS times slower than the best rate so far cannot be chosen: no more
+    timings. Within that factor (a near tie, or a hiccup on the first timing of a contender)
+    all REPEATS are timed and their median kept."""
+    sample = [f"text {i}" for i in range(encoder_choice.WARMUP + encoder_choice.timed_texts())]
+    slow = FakeClock(per_text=0.1)  # 10/s against a best of 10 * HOPELESS + 1
+    assert measure(slow.encode, sample, clock=slow, best=10 * encoder_choice.HOPELESS + 1) == (
+        pytest.approx(10.0)
+    )
+    assert slow.calls == 2  # the warm-up and one timing
+    near = FakeClock(per_text=0.1)  # 10/s against a best of 10 * HOPELESS - 1: timed fully
+    measure(near.encode, sample, clock=near, best=10 * encoder_choice.HOPELESS - 1)
+    assert near.calls == 1 + encoder_choice.REPEATS
+    # 20/s, its first timing 30% slower (HOPELESS is 1.44): a contender still timed fully
+    hiccup = FakeClock(
+        per_text=0.05, slow_once=2, delay=0.3 * 0.05 * (len(sample) - encoder_choice.WARMUP)
+    )
+    assert measure(hiccup.encode, sample, clock=hiccup, best=20.0) == pytest.approx(20.0)
+    assert hiccup.calls == 1 + encoder_choice.REPEATS
+
+
+def _fake_probe(monkeypatch, tmp_path, clocks: dict) -> tuple[dict, list]:
+    """encoder_choice.probe with every encoder offered, each timed on its FakeClock in
+    `clocks`: the rates, and (name, best rate it was told, timings) in the order timed."""
+    from explorer import onnx_encoder
+    from explorer.build import embed, models
+
+    seen = []
+
+    def measured(encode, sample, *, clock, best=0.0):
+        fake = clocks[encode.__name__]
+        rate = measure(fake.encode, sample, clock=fake, best=best)
+        seen.append((encode.__name__, best, fake.calls - 1))  # the warm-up left out
+        return rate
+
+    def encoding(model, name, width):
+        def encode(batch):
+            return None
+
+        encode.__name__ = name
+        return encode
+
+    monkeypatch.setattr(models, "native_bfloat16", lambda: True)
+    monkeypatch.setattr(onnx_encoder, "runtime_available", lambda: True)
+    monkeypatch.setattr(embed, "load_encoder", lambda embedder, progress: embedder.precision)
+    monkeypatch.setattr(encoder_choice, "probe_width", lambda model, sample: 128)
+    monkeypatch.setattr(encoder_choice, "_encoding", encoding)
+    monkeypatch.setattr(encoder_choice, "measure", measured)
+    return encoder_choice.probe(Embedder("m", "w", "float32", tmp_path), ["a", "b", "c"]), seen
+
+
+def test_the_probe_times_the_likeliest_fastest_first(monkeypatch, tmp_path):
+    """bfloat16, then onnx told the best rate before it, then float32: on a host where
+    bfloat16 is far faster, onnx is timed once; float32, the rate `choose` divides by, is
+    always timed fully. The rates come back float32 first."""
+    speeds = {"float32": 1 / 30, "bfloat16": 1 / 90, "onnx": 1 / 20}
+    clocks = {name: FakeClock(per_text=speed) for name, speed in speeds.items()}
+    rates, seen = _fake_probe(monkeypatch, tmp_path, clocks)
+    repeats = encoder_choice.REPEATS
+    assert seen == [("bfloat16", 0.0, repeats), ("onnx", 90.0, 1), ("float32", 0.0, repeats)]
+    assert list(rates) == ["float32", "bfloat16", "onnx"] and choose(rates) == "bfloat16"
+
+
+def test_a_slow_first_timing_of_float32_cannot_flip_a_near_tie(monkeypatch, tmp_path):
+    """float32 at 30/s, bfloat16 at 35/s (1.17x: float32 is kept). float32's first timing
+    runs 25% slow (24/s, 1.46x below bfloat16): were float32 stopped there like any other
+    encoder, bfloat16 would pass the margin. Its median of three keeps the verdict."""
+    timed = encoder_choice.timed_texts()
+    clocks = {
+        "float32": FakeClock(per_text=1 / 30, slow_once=2, delay=0.25 * timed / 30),
+        "bfloat16": FakeClock(per_text=1 / 35),
+        "onnx": FakeClock(per_text=1 / 10),
+    }
+    rates, seen = _fake_probe(monkeypatch, tmp_path, clocks)
+    assert rates["float32"] == pytest.approx(30.0, abs=0.01) and choose(rates) == "float32"
+    assert [(name, timings) for name, _, timings in seen][-1] == ("float32", encoder_choice.REPEATS)
+
+
+def test_the_probe_order_holds_every_encoder_a_build_can_use():
+    from explorer.build.settings import PRECISIONS
+
+    assert sorted(encoder_choice.PROBE_ORDER) == sorted(PRECISIONS)
 
 
 def test_the_probe_sample_is_the_corpus_s_own_and_order_free():

@@ -5,7 +5,8 @@ one AMD EPYC with AVX512-BF16 bfloat16 ran 1.6x float32's rate, on another 2.4x;
 with AMX 0.76x through AVX512-BF16 and 2.4x through AMX (bench row 2c). So a corpus's first
 build times each encoder the host can run on a short fixed sample of the corpus's own texts
 (`probe`) and keeps torch float32 unless another is at least MARGIN times faster
-(`choose`), so that timing noise cannot flip the choice between two builds. The verdict is
+(`choose`), so that timing noise cannot flip the choice between two builds; an encoder
+other than float32 far slower than the best one so far stops after one timing (HOPELESS). The verdict is
 kept per machine, model and package versions under ``<cache>/encoders/choices/``
 (`decide`): later corpora on the same host read it instead of probing. A re-fit or `--add`
 keeps its corpus's precision (plan._precision), so it never re-embeds.
@@ -49,15 +50,25 @@ MARGIN = 1.2
 # every core busy, while 16 texts in 16 length buckets would time bfloat16's filled batches
 # (embed._full_batch), and one batch would leave a core idle (bfloat16 runs a batch per
 # core), not its speed. 32 abstracts take ~1 s per timing on 2 cores (float32, 30-45/s):
-# with 3 encoders the probe takes ~10 s, once per machine.
+# with 3 encoders, their loading and the ONNX export the probe takes 10-15 s, once per machine.
 WARMUP = 8
 REPEATS = 3
+# An encoder other than float32 whose first timing is this many times slower than the best
+# median so far is not timed again: it cannot be chosen unless that timing ran over 1.44x
+# slower than its median would have (MARGIN covers the noise between two probes' medians;
+# its square, one timing's). float32 is always timed REPEATS times: its rate is what
+# `choose` divides by, so one slow timing of it could turn a near tie into a switch. Timed
+# likeliest fastest first (PROBE_ORDER), so slow ones stop early: on an AMX Xeon (bfloat16
+# 2.8x float32, onnx 0.6x) onnx is timed once (row 2c has the probe's seconds).
+HOPELESS = MARGIN**2
+PROBE_ORDER = ("bfloat16", "onnx", BASELINE)  # every name encoders() can return
 # Verdicts kept per machine (`machine`): cache/encoders/choices/<key>.json.
 CHOICES = Path("encoders") / "choices"
 # Bump when the probe, the rule or an encoder changes: older verdicts are measured again.
 # 2: bfloat16 runs on AMX where the CPU has it (it was capped below AMX, and slower there).
 # 3: the probe pads to at least 128 tokens (`probe_width`): short texts' bfloat16 batches grew.
-CHOICE_VERSION = 3
+# 4: likeliest fastest first, a hopeless encoder timed once (HOPELESS).
+CHOICE_VERSION = 4
 _PACKAGES = ("torch", "onnxruntime", "transformers", "tokenizers", "sentence-transformers")
 
 
@@ -114,10 +125,15 @@ def probe_sample(texts: Sequence[str], n: int | None = None) -> list[str]:
 
 
 def measure(
-    encode: Callable[[list[str]], object], sample: list[str], *, clock: Clock = time.perf_counter
+    encode: Callable[[list[str]], object],
+    sample: list[str],
+    *,
+    clock: Clock = time.perf_counter,
+    best: float = 0.0,
 ) -> float:
     """Texts per second: the median of REPEATS timings of `sample[WARMUP:]`, after one
-    untimed pass over `sample[:WARMUP]`."""
+    untimed pass over `sample[:WARMUP]`; the first timing alone when it is HOPELESS times
+    slower than `best` (the best rate measured so far)."""
     warm, timed = sample[:WARMUP], sample[WARMUP:] or sample
     if warm:
         encode(warm)
@@ -126,6 +142,8 @@ def measure(
         start = clock()
         encode(timed)
         seconds.append(clock() - start)
+        if len(timed) / max(seconds[0], 1e-9) * HOPELESS < best:
+            break
     return len(timed) / max(statistics.median(seconds), 1e-9)
 
 
@@ -159,16 +177,19 @@ def probe(
     sample = probe_sample(texts)
     width = None  # every encoder times the same shape: the sample padded to `probe_width`
     rates = {}
-    for name in encoders(embedder, engine):
+    for name in sorted(encoders(embedder, engine), key=PROBE_ORDER.index):
         try:
             model = load_encoder(replace(embedder, precision=name), progress=False)
         except ExplorerError:
             continue
         width = width or probe_width(model, sample)
-        rates[name] = round(measure(_encoding(model, name, width), sample, clock=clock), 2)
+        best = 0.0 if name == BASELINE else max(rates.values(), default=0.0)
+        rates[name] = round(
+            measure(_encoding(model, name, width), sample, clock=clock, best=best), 2
+        )
         del model  # an onnxruntime session's arena is not kept for the build
     unload_models()
-    return rates
+    return dict(sorted(rates.items(), key=lambda item: item[0] != BASELINE))
 
 
 def probe_width(model, sample: Sequence[str]) -> int:
