@@ -6,10 +6,11 @@ with AMX 0.76x through AVX512-BF16 and 2.4x through AMX (bench row 2c). So a cor
 build times each encoder the host can run on a short fixed sample of the corpus's own texts
 (`probe`) and keeps torch float32 unless another is at least MARGIN times faster
 (`choose`), so that timing noise cannot flip the choice between two builds; an encoder
-other than float32 far slower than the best one so far stops after one timing (HOPELESS). The verdict is
-kept per machine, model and package versions under ``<cache>/encoders/choices/``
-(`decide`): later corpora on the same host read it instead of probing. A re-fit or `--add`
-keeps its corpus's precision (plan._precision), so it never re-embeds.
+other than float32 far slower than the best one so far stops after one timing (HOPELESS).
+The verdict is kept per machine, model and package versions under
+``<cache>/encoders/choices/`` (`decide`): later corpora on the same host read it instead
+of probing. A re-fit or `--add` keeps its corpus's precision (plan._precision), so it never
+re-embeds.
 
 The encoders: torch float32 (the reference), torch bfloat16 (autocast; offered only where
 the CPU has bfloat16 natively, else it is emulated and several times slower) and onnxruntime
