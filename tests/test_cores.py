@@ -3,6 +3,19 @@ import pytest
 from explorer.build import cores
 
 
+@pytest.fixture
+def fresh_pool():
+    """Two cores or more (on one, every call runs here, in turn: nothing to share), no pool
+    left by an earlier test, and the test's own pool ended after it."""
+    from joblib import cpu_count
+
+    if cpu_count() < 2:
+        pytest.skip("one core: every call runs here, in turn (nothing to share)")
+    cores.release_workers()
+    yield
+    cores.release_workers()
+
+
 def _square_where(x: int) -> tuple[int, int]:
     import os
     import time
@@ -11,25 +24,17 @@ def _square_where(x: int) -> tuple[int, int]:
     return x * x, os.getpid()
 
 
-def test_calls_on_cores_come_back_in_order_and_this_process_takes_a_share():
+def test_calls_on_cores_come_back_in_order_and_this_process_takes_a_share(fresh_pool):
     """Results keep the calls' order whichever process ran each; the first call of a
     build runs here (it compiles the kernels), and later calls are shared: this process
     takes them from the back while the pool's worker takes them from the front."""
     import os
 
-    from joblib import cpu_count
-
-    if cpu_count() < 2:
-        pytest.skip("one core: every call runs here, in turn (nothing to share)")
-    cores.release_workers()
-    try:
-        for _ in range(2):  # a fresh pool, then the pool the first round left
-            out = list(cores.on_cores(_square_where, [(x,) for x in range(24)]))
-            assert [value for value, _ in out] == [x * x for x in range(24)]
-            pids = {pid for _, pid in out}
-            assert os.getpid() in pids and len(pids) >= 2
-    finally:
-        cores.release_workers()
+    for _ in range(2):  # a fresh pool, then the pool the first round left
+        out = list(cores.on_cores(_square_where, [(x,) for x in range(24)]))
+        assert [value for value, _ in out] == [x * x for x in range(24)]
+        pids = {pid for _, pid in out}
+        assert os.getpid() in pids and len(pids) >= 2
 
 
 def _fails_at(x: int, bad: int) -> int:
@@ -39,29 +44,17 @@ def _fails_at(x: int, bad: int) -> int:
 
 
 @pytest.mark.parametrize("bad", [1, 11])  # one a worker runs, one this process takes
-def test_a_failing_call_on_cores_raises_its_error_wherever_it_ran(bad):
-    from joblib import cpu_count
-
-    if cpu_count() < 2:
-        pytest.skip("one core: every call runs here, in turn")
-    cores.release_workers()
-    try:
-        with pytest.raises(ValueError, match=f"call {bad} failed"):
-            list(cores.on_cores(_fails_at, [(x, bad) for x in range(12)]))
-        # The next fits get a fresh pool.
-        assert list(cores.on_cores(_fails_at, [(x, -1) for x in range(6)])) == list(range(6))
-    finally:
-        cores.release_workers()
+def test_a_failing_call_on_cores_raises_its_error_wherever_it_ran(bad, fresh_pool):
+    with pytest.raises(ValueError, match=f"call {bad} failed"):
+        list(cores.on_cores(_fails_at, [(x, bad) for x in range(12)]))
+    # The next fits get a fresh pool.
+    assert list(cores.on_cores(_fails_at, [(x, -1) for x in range(6)])) == list(range(6))
 
 
 @pytest.fixture
-def wrapped_pool(monkeypatch):
+def wrapped_pool(monkeypatch, fresh_pool):
     """`install(wrap)`: on_cores then gets `wrap(pool)` in place of its fresh pool, and
     the real pools it made are ended after the test."""
-    from joblib import cpu_count
-
-    if cpu_count() < 2:
-        pytest.skip("one core: every call runs here, in turn")
     real, made = cores._new_pool, []
 
     def install(wrap) -> None:
@@ -71,7 +64,6 @@ def wrapped_pool(monkeypatch):
 
         monkeypatch.setattr(cores, "_new_pool", wrapped)
 
-    cores.release_workers()
     yield install
     cores._WORKERS.pop("pool", None)
     for pool in made:
@@ -133,79 +125,49 @@ def _parallel_inside(x: int) -> int:
     return sum(Parallel(n_jobs=2)(delayed(abs)(-v) for v in range(x, x + 3)))
 
 
-def test_a_call_on_cores_can_ask_joblib_for_its_own_pool():
+def test_a_call_on_cores_can_ask_joblib_for_its_own_pool(fresh_pool):
     """hdbscan runs joblib's Parallel inside a fit (core distances above 16,384 points):
     joblib must get its own pool, not the build's (it failed on ours, which it found as the
     process's reusable pool, once a first round had made it)."""
-    from joblib import cpu_count
-
-    if cpu_count() < 2:
-        pytest.skip("one core: every call runs here, in turn")
     from joblib.externals.loky import reusable_executor
 
-    cores.release_workers()
     try:
         assert list(cores.on_cores(_square_where, [(x,) for x in range(4)]))  # the pool is up
         out = list(cores.on_cores(_parallel_inside, [(x,) for x in range(6)]))
         assert out == [3 * x + 3 for x in range(6)]
     finally:
-        cores.release_workers()
         if reusable_executor._executor is not None:  # joblib's own, which the test started
             reusable_executor._executor.shutdown(wait=True)
 
 
 def _gone(pids: set[int], seconds: float = 5.0) -> bool:
     """Whether every process of `pids` has exited within `seconds`."""
-    import os
     import time
 
+    from tests.e2e.conftest import alive
+
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = set()
-        for pid in pids:
-            try:
-                os.kill(pid, 0)
-                alive.add(pid)
-            except ProcessLookupError:
-                pass
-        if not alive:
-            return True
+    while alive(pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return False
+    return not alive(pids)
 
 
-def test_a_failed_call_ends_the_workers_and_the_next_calls_get_new_ones():
-    from joblib import cpu_count
-
-    if cpu_count() < 2:
-        pytest.skip("one core: every call runs here, in turn")
+def test_a_failed_call_ends_the_workers_and_the_next_calls_get_new_ones(fresh_pool):
     import os
 
-    cores.release_workers()
-    try:
-        workers = {pid for _, pid in cores.on_cores(_square_where, [(x,) for x in range(40)])}
-        workers.discard(os.getpid())
-        first = cores._WORKERS["pool"]
-        with pytest.raises(ValueError):
-            list(cores.on_cores(_fails_at, [(x, 3) for x in range(8)]))
-        assert "pool" not in cores._WORKERS and workers and _gone(workers)
-        again = cores.on_cores(_square_where, [(x,) for x in range(4)])
-        assert [value for value, _ in again] == [0, 1, 4, 9]
-        assert cores._WORKERS["pool"] is not first
-    finally:
-        cores.release_workers()
+    workers = {pid for _, pid in cores.on_cores(_square_where, [(x,) for x in range(40)])}
+    workers.discard(os.getpid())
+    first = cores._WORKERS["pool"]
+    with pytest.raises(ValueError):
+        list(cores.on_cores(_fails_at, [(x, 3) for x in range(8)]))
+    assert "pool" not in cores._WORKERS and workers and _gone(workers)
+    again = cores.on_cores(_square_where, [(x,) for x in range(4)])
+    assert [value for value, _ in again] == [0, 1, 4, 9]
+    assert cores._WORKERS["pool"] is not first
 
 
-def test_a_caller_that_stops_early_ends_the_workers():
-    from joblib import cpu_count
-
-    if cpu_count() < 2:
-        pytest.skip("one core: every call runs here, in turn")
-    cores.release_workers()
-    try:
-        calls = cores.on_cores(_square_where, [(x,) for x in range(12)])
-        next(calls)
-        calls.close()
-        assert "pool" not in cores._WORKERS
-    finally:
-        cores.release_workers()
+def test_a_caller_that_stops_early_ends_the_workers(fresh_pool):
+    calls = cores.on_cores(_square_where, [(x,) for x in range(12)])
+    next(calls)
+    calls.close()
+    assert "pool" not in cores._WORKERS
