@@ -25,6 +25,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -208,6 +209,29 @@ def _cold_sides(sides: dict[str, Path], repeats: int) -> dict:
     }
 
 
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _kept(result: dict, measuring: list[str]) -> dict:
+    """`result` with what the stored result measured and this run does not measure again:
+    the other corpora's agreement, the quality and the cold builds, each carrying the date
+    it was measured (a run of one corpus leaves the others' rows as they were)."""
+    previous = RESULTS / "reproducibility.json"
+    if not previous.is_file():
+        return result
+    kept = json.loads(previous.read_text())
+    when = kept["when"]
+    for corpus, entry in kept.get("corpora", {}).items():
+        if corpus not in measuring:
+            dated = {"now_measured": when, "before_measured": when, **entry}
+            result["corpora"][corpus] = dated
+    for section in ("quality", "cold_icml"):
+        if section in kept:
+            result[section] = {"measured": when, **kept[section]}
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", metavar="REF", help="also measure the code of this revision")
@@ -224,12 +248,9 @@ def main(argv: list[str] | None = None) -> None:
     result: dict = {"targets": {"topic_ari": TOPIC_ARI, "leaf_ari": LEAF_ARI}, "corpora": {}}
     if args.before:
         result["before_ref"] = args.before
-    previous = RESULTS / "reproducibility.json"
-    if args.skip_agreement and previous.is_file():  # keep the agreement measured before
-        kept = json.loads(previous.read_text())
-        result = {**result, **{k: v for k, v in kept.items() if k not in ("when", "machine")}}
+    result = _kept(result, [] if args.skip_agreement else args.corpora)
     for corpus in [] if args.skip_agreement else args.corpora:
-        entry = {"name": CORPORA[corpus][0]}
+        entry = {"name": CORPORA[corpus][0], "now_measured": _now(), "before_measured": _now()}
         for label, code in sides.items():
             print(f"{CORPORA[corpus][0]}: {label}…", flush=True)
             entry[label] = _side(code, label, corpus)
@@ -237,9 +258,10 @@ def main(argv: list[str] | None = None) -> None:
         write_results("reproducibility", result)  # partial results survive a later failure
     if args.quality:
         result["quality"] = {label: _quality(code, label) for label, code in sides.items()}
+        result["quality"]["measured"] = _now()
         write_results("reproducibility", result)
     if args.cold:
-        result["cold_icml"] = _cold_sides(sides, args.repeats)
+        result["cold_icml"] = {**_cold_sides(sides, args.repeats), "measured": _now()}
     write_results("reproducibility", result)
     print(json.dumps(result))
 

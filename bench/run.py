@@ -157,6 +157,7 @@ FULL_MODULES = (
     ("bench.label_limits", "Why issue 29's diversity and keyword-hit targets are unmet"),
     ("bench.reproducibility --before d06f0fe --cold", "Topics that hold still: seeds, precisions"),
     ("bench.short_lists", "Short lists grouped as a reader would (CVPR + ICML + ACL samples)"),
+    ("bench.subtopic_npmi", "ICML's subtopic NPMI: each side's topics split either way"),
     # Last: ~50 min on a 2-core machine (row 11b, docs/scale.md).
     ("bench.scale --papers 1000000", "1,000,000 papers (synthetic corpus), built and served"),
 )

@@ -9,7 +9,12 @@ from bench.common import ROOT
 from bench.load import LOAD_RUNS
 from bench.table_builds import cold_build_rows, embedding_rows, refit_rows
 from bench.table_cells import stored
-from bench.table_quality import quality_rows, reproducibility_rows, short_lists_row
+from bench.table_quality import (
+    quality_rows,
+    reproducibility_rows,
+    short_lists_row,
+    subtopic_npmi_row,
+)
 from bench.table_scale import (
     engines_row,
     generator_row,
@@ -83,6 +88,8 @@ def _reference_rows() -> list[str]:
         rows += reproducibility_rows(result)
     if result := stored("short-lists"):
         rows.append(short_lists_row(result))
+    if result := stored("subtopic-npmi"):
+        rows.append(subtopic_npmi_row(result))
     if result := stored("neighbours"):
         rows += neighbours_rows(result)
     return rows + generators

@@ -1,0 +1,36 @@
+"""bench/reproducibility.py re-measuring some corpora keeps the rest of the stored result,
+each part dated when it was measured (row 12's cells must not borrow a later date)."""
+
+import json
+
+import bench.reproducibility as R
+
+
+def _stored(tmp_path, monkeypatch) -> dict:
+    stored = {
+        "when": "2026-12-05T11:47:14",
+        "corpora": {
+            "icml": {"name": "ICML", "now": {"seed_topic_ari": 0.1}},
+            "nips": {"name": "NeurIPS", "now_measured": "2026-12-04T01:00:00", "now": {}},
+        },
+        "quality": {"now": {"mix_venue_homogeneity": 0.69}},
+        "cold_icml": {"now": {"wall_s": 92.7}},
+    }
+    (tmp_path / "reproducibility.json").write_text(json.dumps(stored))
+    monkeypatch.setattr(R, "RESULTS", tmp_path)
+    return stored
+
+
+def test_corpora_not_measured_again_are_kept_with_their_dates(tmp_path, monkeypatch):
+    _stored(tmp_path, monkeypatch)
+    kept = R._kept({"corpora": {}}, ["icml"])
+    assert list(kept["corpora"]) == ["nips"]  # icml is measured again, not kept
+    nips = kept["corpora"]["nips"]
+    assert nips["now_measured"] == "2026-12-04T01:00:00"  # its own date wins
+    assert nips["before_measured"] == "2026-12-05T11:47:14"  # else the stored result's
+    assert kept["quality"]["measured"] == kept["cold_icml"]["measured"] == "2026-12-05T11:47:14"
+
+
+def test_nothing_stored_keeps_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(R, "RESULTS", tmp_path)
+    assert R._kept({"corpora": {}}, ["icml"]) == {"corpora": {}}
