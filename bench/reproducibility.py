@@ -15,6 +15,10 @@ from one host in one run; `--corpora` picks some. The cold ICML build of each si
 `--quality` adds, for each side, what must not get worse: the venue homogeneity of the
 leaves on the CVPR + ICML + ACL mix, and WWW 2025's keyword lift and label hit.
 
+Each pair also reports how much of its leaf disagreement is a topic split by one build only
+(`split_agreement`). What a run does not measure again (other corpora, the quality, the
+cold builds) is kept from the stored result with the date and machine it was measured on.
+
     python -m bench.reproducibility [--before REF] [--cold] [--quality] [--corpora ...]
 """
 
@@ -136,7 +140,26 @@ def _side(code: Path, label: str, corpus: str) -> dict:
             float(adjusted_rand_score(x["topic_id"], y["topic_id"])), 4
         )
         out[f"{pair}_leaf_ari"] = round(float(adjusted_rand_score(_leaves(x), _leaves(y))), 4)
+        out.update({f"{pair}_{k}": v for k, v in split_agreement(x, y).items()})
     return out
+
+
+def split_agreement(x, y) -> dict:
+    """How much of two builds' leaf disagreement is a split made by one build only (the
+    subtopic rule's edge): the share of papers whose topic one build split and the other did
+    not, and the leaf ARI had both decided alike (a paper's leaf where both builds split its
+    topic, else its topic)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    split_x = x["subtopic_id"].astype(str).to_numpy() != ""
+    split_y = y["subtopic_id"].astype(str).to_numpy() != ""
+    both = split_x & split_y
+    leaves_x = np.where(both, _leaves(x), x["topic_id"].astype(str))
+    leaves_y = np.where(both, _leaves(y), y["topic_id"].astype(str))
+    return {
+        "split_in_one_share": round(float((split_x != split_y).mean()), 4),
+        "leaf_ari_splits_alike": round(float(adjusted_rand_score(leaves_x, leaves_y)), 4),
+    }
 
 
 MIX = [f"{venue}/{venue}{y}.json" for venue, years in
@@ -216,19 +239,24 @@ def _now() -> str:
 def _kept(result: dict, measuring: list[str]) -> dict:
     """`result` with what the stored result measured and this run does not measure again:
     the other corpora's agreement, the quality and the cold builds, each carrying the date
-    it was measured (a run of one corpus leaves the others' rows as they were)."""
+    and machine it was measured on (a run of one corpus leaves the others' rows as they
+    were), and the revision their "before" side ran. A corpus measured again keeps nothing
+    of its stored entry: its sides are the ones this run measures."""
     previous = RESULTS / "reproducibility.json"
     if not previous.is_file():
         return result
     kept = json.loads(previous.read_text())
-    when = kept["when"]
+    origin = {"now_measured": kept["when"], "before_measured": kept["when"],
+              "machine": kept.get("machine")}  # fmt: skip
     for corpus, entry in kept.get("corpora", {}).items():
         if corpus not in measuring:
-            dated = {"now_measured": when, "before_measured": when, **entry}
-            result["corpora"][corpus] = dated
+            result["corpora"][corpus] = {**origin, **entry}
     for section in ("quality", "cold_icml"):
         if section in kept:
-            result[section] = {"measured": when, **kept[section]}
+            result[section] = {"measured": kept["when"], "machine": kept.get("machine"),
+                               **kept[section]}  # fmt: skip
+    if "before_ref" in kept:
+        result.setdefault("before_ref", kept["before_ref"])
     return result
 
 
@@ -250,10 +278,11 @@ def main(argv: list[str] | None = None) -> None:
         result["before_ref"] = args.before
     result = _kept(result, [] if args.skip_agreement else args.corpora)
     for corpus in [] if args.skip_agreement else args.corpora:
-        entry = {"name": CORPORA[corpus][0], "now_measured": _now(), "before_measured": _now()}
+        entry = {"name": CORPORA[corpus][0]}
         for label, code in sides.items():
             print(f"{CORPORA[corpus][0]}: {label}…", flush=True)
             entry[label] = _side(code, label, corpus)
+            entry[f"{label}_measured"] = _now()
         result["corpora"][corpus] = entry
         write_results("reproducibility", result)  # partial results survive a later failure
     if args.quality:

@@ -12,6 +12,8 @@ part is over 5%; seeds 42, 7 and 2026) and by this checkout's consensus split
 checkout's ranking (`coherence.ranked_words`) and scored by NPMI over the corpus, so the
 four cells (topics of either side x either split) differ only in what they name. If the
 split made the difference, the columns would differ; if the topics did, the rows would.
+A topic a way cannot divide counts as one node of that way's set; `subtopics` counts the
+nodes with an NPMI (a node of fewer than two top words has none).
 
     python -m bench.subtopic_npmi [--before d06f0fe]
 """

@@ -80,6 +80,13 @@ def _mean_npmi(side: dict) -> dict[str, float]:
     return {lvl: sum(b[lvl] for b in builds) / len(builds) for lvl in levels}
 
 
+def _sides_dated(entry: dict, when: str) -> str:
+    """When a corpus's two sides were measured: one date when side by side, else both (a
+    shift between days is also one between hosts' rounding)."""
+    now, before = (entry.get(f"{s}_measured", when)[:10] for s in ("now", "before"))
+    return f" ({now})" if now == before else f" (now {now}, before {before})"
+
+
 def _npmi_row(result: dict) -> str | None:
     """Row 12e: issue 49's "no worse" on coherence: each corpus's mean NPMI per level within
     0.02 of the code before's, from the same builds as row 12."""
@@ -91,7 +98,7 @@ def _npmi_row(result: dict) -> str | None:
         now, before = _mean_npmi(entry["now"]), _mean_npmi(entry["before"])
         shifts = {lvl: now[lvl] - before[lvl] for lvl in now if lvl in before}
         ok &= all(d >= -0.02 for d in shifts.values())
-        cells.append(entry["name"] + " " + ", ".join(
+        cells.append(entry["name"] + _sides_dated(entry, result["when"]) + " " + ", ".join(
             f"{lvl} {now[lvl]:.3f} ({before[lvl]:.3f}, {d:+.3f})" for lvl, d in shifts.items()
         ))  # fmt: skip
     when = max(e.get("now_measured", result["when"]) for e in corpora)[:10]
@@ -114,7 +121,19 @@ def _agreement(side: dict) -> str:
         f"{'/'.join(str(side[k]['topics']) for k in ('f32', 'f32_seed7', 'bf16'))}, leaves "
         f"{'/'.join(str(side[k]['leaves']) for k in ('f32', 'f32_seed7', 'bf16'))}, largest "
         f"leaf {f32['largest_leaf_share']:.1%}, outliers {f32['outlier_share']:.1%}; mean NPMI of "
-        f"the three builds {npmi}"
+        f"the three builds {npmi}{_splits_alike(side)}"
+    )
+
+
+def _splits_alike(side: dict) -> str:
+    """Where measured, how much of the leaf disagreement is a topic split by one build only."""
+    if "seed_leaf_ari_splits_alike" not in side:
+        return ""
+    return (
+        f"; leaf ARI had both builds split the same topics: seeds "
+        f"{side['seed_leaf_ari_splits_alike']}, precisions {side['precision_leaf_ari_splits_alike']}"
+        f" (papers in a topic one build split: {side['seed_split_in_one_share']:.1%}, "
+        f"{side['precision_split_in_one_share']:.1%})"
     )
 
 

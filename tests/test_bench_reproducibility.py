@@ -34,3 +34,17 @@ def test_corpora_not_measured_again_are_kept_with_their_dates(tmp_path, monkeypa
 def test_nothing_stored_keeps_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "RESULTS", tmp_path)
     assert R._kept({"corpora": {}}, ["icml"]) == {"corpora": {}}
+
+
+def test_a_split_made_by_one_build_only_is_told_apart():
+    import pandas as pd
+
+    topics = ["0"] * 4 + ["1"] * 4
+    x = pd.DataFrame({"topic_id": topics, "subtopic_id": ["0.0", "0.0", "0.1", "0.1"] + [""] * 4})
+    # y splits topic 0 alike, and topic 1, which x left whole
+    y = pd.DataFrame({"topic_id": topics, "subtopic_id": ["0.0", "0.0", "0.1", "0.1", "1.0", "1.0", "1.1", "1.1"]})  # fmt: skip
+    found = R.split_agreement(x, y)
+    assert found["split_in_one_share"] == 0.5
+    assert found["leaf_ari_splits_alike"] == 1.0  # alike where both split: no other difference
+    y_moved = y.assign(subtopic_id=["0.0", "0.1", "0.0", "0.1", "1.0", "1.0", "1.1", "1.1"])
+    assert R.split_agreement(x, y_moved)["leaf_ari_splits_alike"] < 1.0
