@@ -124,10 +124,15 @@ def median(values: list[float]) -> float:
     return round(statistics.median(values), 2) if values else float("nan")
 
 
+def now() -> str:
+    """A result's local time stamp, as every result file and row carries it."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def write_results(name: str, payload: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     payload = {
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "when": now(),
         "machine": machine(),
         **payload,
     }

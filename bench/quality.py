@@ -30,6 +30,7 @@ from bench.common import (
     PAPERLISTS,
     WORK,
     explorer_cmd,
+    now,
     require_shared,
     reuse_embeddings,
     run_child,
@@ -305,7 +306,6 @@ def main() -> None:
     """`python -m bench.quality [--corpora www,icml]`: every corpus, or the named ones (their
     entries replace the stored ones, each with its own date; the others are kept)."""
     import argparse
-    import time
 
     from bench.table_cells import stored
     from explorer.build.labels.audit import run_faults
@@ -330,7 +330,7 @@ def main() -> None:
         ours = our_scores(run, vectors)
         stock, topics, model = _stock(docs, vectors)
         entry = {
-            "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "when": now(),
             "ours": ours,
             "stock": stock,
             "leaf_target_met": ours["largest_leaf_share"] <= LEAF_TARGET,

@@ -29,7 +29,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ from bench.common import (
     RESULTS,
     ROOT,
     WORK,
+    now,
     require_shared,
     run_child,
     timed,
@@ -66,7 +66,7 @@ def _leaves(papers) -> np.ndarray:
     return np.where(sub != "", sub, papers["topic_id"].astype(str))
 
 
-def _worktree(ref: str) -> Path:
+def worktree(ref: str) -> Path:
     """A checkout of `ref` under bench/work (made once per commit)."""
     commit = subprocess.run(
         ["git", "rev-parse", ref], cwd=ROOT, capture_output=True, text=True, check=True
@@ -82,7 +82,7 @@ def _worktree(ref: str) -> Path:
     return path
 
 
-def _build(code: Path, cache: Path, name: str, files: list[str], precision: str, seed: int):
+def build(code: Path, cache: Path, name: str, files: list[str], precision: str, seed: int):
     """One `explorer build` by the code in `code`, in a fresh process; its wall time."""
     args = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(cache), "build", *files,
             "--name", name, "--embedding-precision", precision, "--seed", str(seed),
@@ -118,7 +118,7 @@ def _side(code: Path, label: str, corpus: str) -> dict:
     runs, out = {}, {}
     for key, (precision, seed) in BUILDS.items():
         name = f"{corpus}-{key}"
-        result = _build(code, cache, name, inputs(corpus), precision, seed)
+        result = build(code, cache, name, inputs(corpus), precision, seed)
         run = artifacts.open_run(cache, name, verify=False)
         papers = run.table("papers").sort_values("paper_id", ignore_index=True)
         runs[key] = papers
@@ -179,14 +179,14 @@ def _quality(code: Path, label: str) -> dict:
 
     cache = shared_embeddings(WORK / f"reproducibility-{label}")
     files = [str(PAPERLISTS / f) for f in MIX]
-    _build(code, cache, "mix", files, "float32", 42)
+    build(code, cache, "mix", files, "float32", 42)
     papers = artifacts.open_run(cache, "mix", verify=False).table("papers")
     out = {
         "mix_venue_homogeneity": round(
             float(homogeneity_score(papers["venue"], _leaves(papers))), 4
         )
     }
-    _build(code, cache, "www", [str(PAPERLISTS / "www" / "www2025.json")], "float32", 42)
+    build(code, cache, "www", [str(PAPERLISTS / "www" / "www2025.json")], "float32", 42)
     out.update(_keywords(artifacts.open_run(cache, "www", verify=False)))
     return out
 
@@ -212,7 +212,7 @@ def _cold(code: Path, label: str) -> dict:
     """A cold ICML build (empty cache but numba's kernels) by one side's code."""
     cache = WORK / f"cold-consensus-{label}"
     shutil.rmtree(cache, ignore_errors=True)
-    result = _build(code, cache, "icml", inputs("icml"), "auto", 42)
+    result = build(code, cache, "icml", inputs("icml"), "auto", 42)
     shutil.rmtree(cache, ignore_errors=True)
     return {"wall_s": result.wall_s, "peak_rss_mb": result.peak_rss_mb,
             "peak_tree_pss_mb": result.peak_tree_pss_mb}  # fmt: skip
@@ -230,10 +230,6 @@ def _cold_sides(sides: dict[str, Path], repeats: int) -> dict:
         label: {**{key: float(np.median([r[key] for r in rs])) for key in rs[0]}, "runs": rs}
         for label, rs in runs.items()
     }
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def _kept(result: dict, measuring: list[str]) -> dict:
@@ -272,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     require_shared(*(PAPERLISTS / CORPORA[c][1] for c in args.corpora))
     sides = {"now": ROOT}
     if args.before:
-        sides["before"] = _worktree(args.before)
+        sides["before"] = worktree(args.before)
     result: dict = {"targets": {"topic_ari": TOPIC_ARI, "leaf_ari": LEAF_ARI}, "corpora": {}}
     if args.before:
         result["before_ref"] = args.before
@@ -282,15 +278,15 @@ def main(argv: list[str] | None = None) -> None:
         for label, code in sides.items():
             print(f"{CORPORA[corpus][0]}: {label}…", flush=True)
             entry[label] = _side(code, label, corpus)
-            entry[f"{label}_measured"] = _now()
+            entry[f"{label}_measured"] = now()
         result["corpora"][corpus] = entry
         write_results("reproducibility", result)  # partial results survive a later failure
     if args.quality:
         result["quality"] = {label: _quality(code, label) for label, code in sides.items()}
-        result["quality"]["measured"] = _now()
+        result["quality"]["measured"] = now()
         write_results("reproducibility", result)
     if args.cold:
-        result["cold_icml"] = {**_cold_sides(sides, args.repeats), "measured": _now()}
+        result["cold_icml"] = {**_cold_sides(sides, args.repeats), "measured": now()}
     write_results("reproducibility", result)
     print(json.dumps(result))
 

@@ -25,7 +25,7 @@ import argparse
 import numpy as np
 
 from bench.common import PAPERLISTS, ROOT, require_shared, write_results
-from bench.reproducibility import BUILDS, WORK, _build, _worktree, inputs, shared_embeddings
+from bench.reproducibility import BUILDS, WORK, build, inputs, shared_embeddings, worktree
 
 SINGLE_SEEDS = (42, 7, 2026)
 
@@ -33,19 +33,13 @@ SINGLE_SEEDS = (42, 7, 2026)
 def _single_split(vectors: np.ndarray, min_size: int, max_size: int, seed: int):
     """The code before's split (d06f0fe's levels.split_topic): one seeded fit."""
     from explorer.build.cluster import for_subtopics
-    from explorer.build.levels import _subclusters
+    from explorer.build.levels import first_fitting
     from explorer.build.projection import UmapParams, knn_graph, reduce_umap
 
     k = int(min(15, len(vectors) - 1))
     umap = UmapParams(5, k, min_dist=0.0, seed=seed)
     reduced = reduce_umap(vectors, knn_graph(vectors, k, seed=seed), umap, cache_root=None)
-    parts = None
-    for clusterer in for_subtopics(min_size, None):
-        found = _subclusters(vectors, reduced, clusterer)
-        parts = found if found is not None else parts
-        if parts is not None and np.bincount(parts).max() <= max_size:
-            break
-    return parts
+    return first_fitting(vectors, reduced, for_subtopics(min_size, None), max_size)
 
 
 def _consensus_split(vectors: np.ndarray, min_size: int, max_size: int, seed: int):
@@ -106,7 +100,7 @@ def _side(code, label: str) -> dict:
     out = {}
     for key, (precision, seed) in BUILDS.items():
         name = f"icml-{key}"
-        _build(code, cache, name, inputs("icml"), precision, seed)
+        build(code, cache, name, inputs("icml"), precision, seed)
         out[key] = _scored(artifacts.open_run(cache, name, verify=False), cache)
         print(f"  {label} {key}: {out[key]}", flush=True)
     out["mean"] = {
@@ -128,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     require_shared(PAPERLISTS / "icml")
     result: dict = {"before_ref": args.before, "single_seeds": list(SINGLE_SEEDS)}
-    for label, code in (("now", ROOT), ("before", _worktree(args.before))):
+    for label, code in (("now", ROOT), ("before", worktree(args.before))):
         print(f"ICML 2013-2019, topics of {label}…", flush=True)
         result[label] = _side(code, label)
     write_results("subtopic-npmi", result)
