@@ -36,14 +36,10 @@ def require_shared(*paths: Path) -> None:
 
 
 def machine() -> dict[str, object]:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    """The host a result was measured on. Two hosts with one model name can round apart:
+    "AMD EPYC" names several generations (the CPU family tells them apart), and a single
+    UMAP fit's topics moved between two of them (bench/README.md, row 12, 2026-12-07)."""
+    cpu = _cpuinfo(("model name", "cpu family", "model"))
     versions = {"python": platform.python_version()}
     for name in VERSIONED:
         with contextlib.suppress(metadata.PackageNotFoundError):
@@ -52,10 +48,22 @@ def machine() -> dict[str, object]:
 
     return {
         "cpus": os.cpu_count(),
-        "cpu_model": model,
+        "cpu_model": cpu.get("model name", ""),
+        "cpu_family": f"{cpu.get('cpu family', '?')}/{cpu.get('model', '?')}",
         "native_bfloat16": native_bfloat16(),  # row 1's target depends on it
         "versions": versions,
     }
+
+
+def _cpuinfo(keys: tuple[str, ...]) -> dict[str, str]:
+    """The first value of each of `keys` in /proc/cpuinfo (none where it is unreadable)."""
+    found: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in keys:
+                found.setdefault(key.strip(), value.strip())
+    return found
 
 
 @dataclass

@@ -29,6 +29,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +61,7 @@ def inputs(corpus: str) -> list[str]:
     return [str(PAPERLISTS / folder / f"{folder}{y}.json") for y in years]
 
 
-def _leaves(papers) -> np.ndarray:
+def paper_leaves(papers) -> np.ndarray:
     """Each paper's leaf: its subtopic where its topic is split, else its topic."""
     sub = papers["subtopic_id"].astype(str)
     return np.where(sub != "", sub, papers["topic_id"].astype(str))
@@ -95,6 +96,18 @@ def build(code: Path, cache: Path, name: str, files: list[str], precision: str, 
     return result
 
 
+def icml_runs(code: Path, label: str, builds: dict[str, tuple[str, int]]) -> Iterator:
+    """Row 12's ICML builds (key -> precision, seed) by one side's code in that side's cache,
+    each made unless there: (key, its run, the cache), for benches that look inside them."""
+    from explorer import artifacts
+
+    cache = shared_embeddings(WORK / f"reproducibility-{label}")
+    for key, (precision, seed) in builds.items():
+        name = f"icml-{key}"
+        build(code, cache, name, inputs("icml"), precision, seed)
+        yield key, artifacts.open_run(cache, name, verify=False), cache
+
+
 def shared_embeddings(cache: Path) -> Path:
     """A cache folder whose embeddings are shared by both sides and every run of this
     benchmark (a vector depends on its text, model and precision, not on our code)."""
@@ -123,7 +136,7 @@ def _side(code: Path, label: str, corpus: str) -> dict:
         papers = run.table("papers").sort_values("paper_id", ignore_index=True)
         runs[key] = papers
         counts = run.manifest.counts
-        leaves = _leaves(papers)
+        leaves = paper_leaves(papers)
         out[key] = {
             "wall_s": result.wall_s,
             "stages": run.manifest.timings,
@@ -139,7 +152,9 @@ def _side(code: Path, label: str, corpus: str) -> dict:
         out[f"{pair}_topic_ari"] = round(
             float(adjusted_rand_score(x["topic_id"], y["topic_id"])), 4
         )
-        out[f"{pair}_leaf_ari"] = round(float(adjusted_rand_score(_leaves(x), _leaves(y))), 4)
+        out[f"{pair}_leaf_ari"] = round(
+            float(adjusted_rand_score(paper_leaves(x), paper_leaves(y))), 4
+        )
         out.update({f"{pair}_{k}": v for k, v in split_agreement(x, y).items()})
     return out
 
@@ -154,8 +169,8 @@ def split_agreement(x, y) -> dict:
     split_x = x["subtopic_id"].astype(str).to_numpy() != ""
     split_y = y["subtopic_id"].astype(str).to_numpy() != ""
     both = split_x & split_y
-    leaves_x = np.where(both, _leaves(x), x["topic_id"].astype(str))
-    leaves_y = np.where(both, _leaves(y), y["topic_id"].astype(str))
+    leaves_x = np.where(both, paper_leaves(x), x["topic_id"].astype(str))
+    leaves_y = np.where(both, paper_leaves(y), y["topic_id"].astype(str))
     return {
         "split_in_one_share": round(float((split_x != split_y).mean()), 4),
         "leaf_ari_splits_alike": round(float(adjusted_rand_score(leaves_x, leaves_y)), 4),
@@ -183,7 +198,7 @@ def _quality(code: Path, label: str) -> dict:
     papers = artifacts.open_run(cache, "mix", verify=False).table("papers")
     out = {
         "mix_venue_homogeneity": round(
-            float(homogeneity_score(papers["venue"], _leaves(papers))), 4
+            float(homogeneity_score(papers["venue"], paper_leaves(papers))), 4
         )
     }
     build(code, cache, "www", [str(PAPERLISTS / "www" / "www2025.json")], "float32", 42)

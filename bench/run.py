@@ -158,6 +158,7 @@ FULL_MODULES = (
     ("bench.reproducibility --before d06f0fe --cold", "Topics that hold still: seeds, precisions"),
     ("bench.short_lists", "Short lists grouped as a reader would (CVPR + ICML + ACL samples)"),
     ("bench.subtopic_npmi", "ICML's subtopic NPMI: each side's topics split either way"),
+    ("bench.subtopic_rules", "ICML's leaf agreement with each topic split other ways"),
     # Last: ~50 min on a 2-core machine (row 11b, docs/scale.md).
     ("bench.scale --papers 1000000", "1,000,000 papers (synthetic corpus), built and served"),
 )

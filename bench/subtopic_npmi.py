@@ -25,7 +25,7 @@ import argparse
 import numpy as np
 
 from bench.common import PAPERLISTS, ROOT, require_shared, write_results
-from bench.reproducibility import BUILDS, WORK, build, inputs, shared_embeddings, worktree
+from bench.reproducibility import BUILDS, icml_runs, worktree
 
 SINGLE_SEEDS = (42, 7, 2026)
 
@@ -94,14 +94,9 @@ def _scored(run, cache) -> dict:
 
 def _side(code, label: str) -> dict:
     """Row 12's three ICML builds by one side's code, each scored by `_scored`."""
-    from explorer import artifacts
-
-    cache = shared_embeddings(WORK / f"reproducibility-{label}")
     out = {}
-    for key, (precision, seed) in BUILDS.items():
-        name = f"icml-{key}"
-        build(code, cache, name, inputs("icml"), precision, seed)
-        out[key] = _scored(artifacts.open_run(cache, name, verify=False), cache)
+    for key, run, cache in icml_runs(code, label, BUILDS):
+        out[key] = _scored(run, cache)
         print(f"  {label} {key}: {out[key]}", flush=True)
     out["mean"] = {
         "consensus_split": _mean(out[k]["consensus_split"] for k in BUILDS),

@@ -14,6 +14,7 @@ from bench.table_quality import (
     reproducibility_rows,
     short_lists_row,
     subtopic_npmi_row,
+    subtopic_rules_row,
 )
 from bench.table_scale import (
     engines_row,
@@ -90,6 +91,8 @@ def _reference_rows() -> list[str]:
         rows.append(short_lists_row(result))
     if result := stored("subtopic-npmi"):
         rows.append(subtopic_npmi_row(result))
+    if result := stored("subtopic-rules"):
+        rows.append(subtopic_rules_row(result))
     if result := stored("neighbours"):
         rows += neighbours_rows(result)
     return rows + generators

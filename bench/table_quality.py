@@ -171,6 +171,22 @@ def subtopic_npmi_row(result: dict) -> str:
                "", None, result["when"][:10])  # fmt: skip
 
 
+def subtopic_rules_row(result: dict) -> str:
+    """Row 12g: the leaf agreement of ICML's nine build pairs with each topic split other ways
+    on the same fits (bench/subtopic_rules.py); the lowest pair and the mean."""
+    ways = result["ways"]
+
+    def cell(way: str) -> str:
+        w = ways[way]
+        return f"{way.replace('_', ' ')} {w['lowest']:.3f} / {w['mean']:.3f}"
+
+    label = ("12g. ICML 2013-2019 leaf ARI of nine build pairs (lowest / mean), each topic "
+             "split other ways on the same fits (why 12's leaves part; no target)")  # fmt: skip
+    others = ", ".join(cell(w) for w in ways if w != "as_built")
+    checked = "" if result["as_built_is_the_run"] else " (as built differs from the runs!)"
+    return row(label, cell("as_built") + checked, others, "", None, result["when"][:10])
+
+
 def quality_rows() -> list[str]:
     """Topic quality per corpus (bench/quality.py): ours at every level against stock."""
     quality = stored("quality")

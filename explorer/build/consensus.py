@@ -265,7 +265,9 @@ def seeded_fits(
     cache_root: Path | None,
     progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each fit's labels (papers x fits) and fit 0's reduction. Fit i reduces the graph
+    """Each fit's labels (papers x fits, or papers x fits x groupings when `label` returns
+    several groupings per paper) and fit 0's reduction, for `FITS` fits (read at each call:
+    bench/subtopic_rules.py raises it in its own process to ask for more). Fit i reduces the graph
     `jittered_graph` makes with seed `fit_seed(umap.seed, i)` (its reduction cached like
     any other) and `label` groups the reduction (OUTLIER for noise).
 
@@ -274,17 +276,16 @@ def seeded_fits(
     the same bytes on any number of cores."""
     from tqdm.auto import tqdm
 
-    out = np.empty((len(vectors), FITS), dtype=np.int64)
-    first = None
+    columns, first = [], None
     fits = on_cores(
         _one_fit, [(vectors, candidates, umap, label, cache_root, i) for i in range(FITS)]
     )
-    for i, (labels, reduced) in enumerate(
-        tqdm(fits, total=FITS, desc="Consensus fits", disable=not progress, leave=False)
+    for labels, reduced in tqdm(
+        fits, total=FITS, desc="Consensus fits", disable=not progress, leave=False
     ):
-        out[:, i] = labels
+        columns.append(np.asarray(labels, dtype=np.int64))
         first = reduced if first is None else first
-    return out, first
+    return np.stack(columns, axis=1), first
 
 
 def _one_fit(

@@ -20,6 +20,7 @@ Ids are strings: areas "A0", "A1"... (largest first), topics "12", subtopics "12
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,6 +108,21 @@ def should_split(size: int, n_papers: int, cohesion: float, low_cohesion: float)
     return size >= HETEROGENEOUS_MIN_SIZE and cohesion <= low_cohesion
 
 
+def split_decisions(
+    unit: np.ndarray, labels: np.ndarray, topics: np.ndarray, topic_centroids: np.ndarray
+) -> np.ndarray:
+    """Per topic (in `topics`' order), whether the subtopic rule splits it: its size and its
+    cohesion, the mean cosine of its members (`unit` rows) to its centroid, against the
+    lowest quartile of all topics' (`should_split`)."""
+    n = len(labels)
+    members = [labels == t for t in topics]
+    cohesion = [float((unit[m] @ c).mean()) for m, c in zip(members, topic_centroids, strict=True)]
+    low = float(np.quantile(cohesion, 0.25))
+    return np.array(
+        [should_split(int(m.sum()), n, c, low) for m, c in zip(members, cohesion, strict=True)]
+    )
+
+
 def split_topic(
     vectors: np.ndarray,
     *,
@@ -121,22 +137,44 @@ def split_topic(
     grouping its reduction with the clusterers of cluster.for_subtopics in turn, until one
     leaves no part above `max_size` papers (by default HDBSCAN's excess-of-mass selection,
     then its finer leaf selection). Stragglers join the nearest part's centroid."""
-    from explorer.build.projection import UmapParams, knn_graph
-
-    k = int(min(15, len(vectors) - 1))
-    candidates = knn_graph(vectors, 2 * k, seed=seed).indices
     tried = for_subtopics(min_size, clusterer)
 
     def label(reduced: np.ndarray) -> np.ndarray:
         parts = first_fitting(vectors, reduced, tried, max_size)
         return parts if parts is not None else np.zeros(len(vectors), dtype=np.int64)
 
+    fits, neighbours = topic_fits(vectors, label, seed=seed, cache_root=cache_root)
+    parts = agreed_parts(vectors, fits, neighbours, min_size)
+    return None if parts is None else Split(parts, fits)
+
+
+def topic_fits(
+    vectors: np.ndarray,
+    label: Callable[[np.ndarray], np.ndarray],
+    *,
+    seed: int,
+    cache_root: Path | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The seeded fits of one topic's members (consensus.seeded_fits: UMAP 5-D on their own
+    graph, grouped by `label`), and the neighbour lists their consensus reads.
+    bench/subtopic_rules.py labels the same fits other ways."""
+    from explorer.build.projection import UmapParams, knn_graph
+
+    k = int(min(15, len(vectors) - 1))
+    candidates = knn_graph(vectors, 2 * k, seed=seed).indices
     umap = UmapParams(5, k, min_dist=0.0, seed=seed)
     fits, _ = consensus.seeded_fits(
         vectors, candidates, umap=umap, label=label, cache_root=cache_root
     )
-    parts = _with_stragglers(vectors, consensus.consensus(fits, candidates[:, :k], min_size))
-    return None if parts is None else Split(parts, fits)
+    return fits, candidates[:, :k]
+
+
+def agreed_parts(
+    vectors: np.ndarray, fits: np.ndarray, neighbours: np.ndarray, min_size: int
+) -> np.ndarray | None:
+    """The fits' consensus on one topic's members, stragglers joined to the nearest part
+    (None below two parts)."""
+    return _with_stragglers(vectors, consensus.consensus(fits, neighbours, min_size))
 
 
 @dataclass(frozen=True)
@@ -155,14 +193,14 @@ def first_fitting(
     none did). bench/subtopic_npmi.py splits as the code before the consensus did with it."""
     parts = None
     for candidate in tried:
-        found = _subclusters(vectors, reduced, candidate)
+        found = subclusters(vectors, reduced, candidate)
         parts = found if found is not None else parts
         if parts is not None and np.bincount(parts).max() <= max_size:
             break
     return parts
 
 
-def _subclusters(
+def subclusters(
     vectors: np.ndarray, reduced: np.ndarray, clusterer: Clusterer
 ) -> np.ndarray | None:
     """The clusterer on the reduced members; stragglers join the nearest subcluster's
@@ -217,16 +255,13 @@ def build_levels(
     sizes = np.array([(labels == t).sum() for t in topics])
     areas = _areas(topic_centroids, sizes, n)
     area_of_topic = {int(t): area_id(a) for t, a in zip(topics, areas, strict=True)}
-    cohesion = np.array(
-        [float((unit[labels == t] @ topic_centroids[i]).mean()) for i, t in enumerate(topics)]
-    )
-    low = float(np.quantile(cohesion, 0.25))
+    splits = split_decisions(unit, labels, topics, topic_centroids)
     subtopic = np.full(n, "", dtype=object)
     unsplit: dict[int, str] = {}
     stability: dict[str, float] = {}
     min_size = max(5, min_topic_size)
     for i, topic in enumerate(topics.tolist()):
-        if not should_split(int(sizes[i]), n, cohesion[i], low):
+        if not splits[i]:
             continue
         members = np.flatnonzero(labels == topic)
         if len(members) < 2 * min_size:
