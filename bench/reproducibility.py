@@ -31,8 +31,14 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from explorer.artifacts import Run
 
 from bench.common import (
     PAPERLISTS,
@@ -61,7 +67,7 @@ def inputs(corpus: str) -> list[str]:
     return [str(PAPERLISTS / folder / f"{folder}{y}.json") for y in years]
 
 
-def paper_leaves(papers) -> np.ndarray:
+def paper_leaves(papers: pd.DataFrame) -> np.ndarray:
     """Each paper's leaf: its subtopic where its topic is split, else its topic."""
     sub = papers["subtopic_id"].astype(str)
     return np.where(sub != "", sub, papers["topic_id"].astype(str))
@@ -96,7 +102,9 @@ def build(code: Path, cache: Path, name: str, files: list[str], precision: str, 
     return result
 
 
-def icml_runs(code: Path, label: str, builds: dict[str, tuple[str, int]]) -> Iterator:
+def icml_runs(
+    code: Path, label: str, builds: dict[str, tuple[str, int]]
+) -> Iterator[tuple[str, Run, Path]]:
     """Row 12's ICML builds (key -> precision, seed) by one side's code in that side's cache,
     each made unless there: (key, its run, the cache), for benches that look inside them."""
     from explorer import artifacts

@@ -9,8 +9,8 @@ topic the subtopic rule splits (`levels.split_decisions`) fitted again on its ow
 48 seeded fits (the build's 24, then 24 more), each fit grouped by HDBSCAN both ways
 (excess-of-mass and leaf selection). The ways compared, each on the same fits:
 
-- `as_built`: each fit excess-of-mass, its leaf selection when a part is over 5%, the
-  consensus of the first 24 (the build's own split: checked equal to the run's subtopics);
+- `as_built`: each fit excess-of-mass, its leaf selection when a part is over 5% or
+  excess-of-mass found fewer than two parts, the consensus of the first 24 (the build's own split: checked equal to the run's subtopics);
 - `as_built_48`: the same over 48 fits (do more fits steady it?);
 - `excess_of_mass`, `leaf`: the consensus of one selection's 24 fits;
 - `steadier`: of those two consensus splits with no part over 5%, the one whose parts its
@@ -28,11 +28,17 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import combinations
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bench.common import PAPERLISTS, ROOT, require_shared, write_results
 from bench.reproducibility import BUILDS, icml_runs
+from explorer.node_ids import OUTLIER, OUTLIER_ID
+
+if TYPE_CHECKING:
+    from explorer.artifacts import Run
 
 EXTRA = {"bf16_seed7": ("bfloat16", 7), "f32_seed2026": ("float32", 2026),
          "bf16_seed2026": ("bfloat16", 2026)}  # fmt: skip
@@ -113,7 +119,7 @@ def _labelled(vectors: np.ndarray, min_size: int):
     return label
 
 
-def leaves_each_way(run, cache) -> dict[str, np.ndarray]:
+def leaves_each_way(run: Run, cache: Path) -> dict[str, np.ndarray]:
     """One build's leaves (by paper id order) under every way, and as the run holds them."""
     from bench.quality import run_vectors
     from bench.reproducibility import paper_leaves
@@ -123,11 +129,12 @@ def leaves_each_way(run, cache) -> dict[str, np.ndarray]:
     papers = run.table("papers")
     _, vectors = run_vectors(run, cache)
     labels = papers["topic_id"].astype(int).to_numpy()
+    assert run.manifest.config.clusterer is None, "the ways replay the default HDBSCAN"
     params = run.manifest.config.params
     seed, min_size = int(params["seed"]), max(5, int(params["min_topic_size"]))
     max_size = int(SPLIT_SHARE * len(labels))
     unit = normalise_rows(vectors.astype(np.float32))
-    topics = np.unique(labels[labels >= 0])
+    topics = np.unique(labels[labels != OUTLIER])
     decided = split_decisions(unit, labels, topics, centroids(unit, labels, topics))
     leaves = {way: labels.astype(str).astype(object) for way in WAYS}
     for topic in topics[decided]:
@@ -149,6 +156,8 @@ def leaves_each_way(run, cache) -> dict[str, np.ndarray]:
 
 
 def _summary(leaves: dict[str, dict[str, np.ndarray]], way: str) -> dict:
+    """One way's row: the leaf ARI of every seed and precision pair (row 12 judges one pair
+    of each kind; nine show the spread), the leaf counts and the largest leaf."""
     from sklearn.metrics import adjusted_rand_score
 
     def ari(pairs):
@@ -156,7 +165,9 @@ def _summary(leaves: dict[str, dict[str, np.ndarray]], way: str) -> dict:
                 for a, b in pairs]  # fmt: skip
 
     seeds, precisions = ari(SEED_PAIRS), ari(PRECISION_PAIRS)
-    sizes = {k: np.unique(v[way][v[way] != "-1"], return_counts=True)[1] for k, v in leaves.items()}
+    sizes = {
+        k: np.unique(v[way][v[way] != OUTLIER_ID], return_counts=True)[1] for k, v in leaves.items()
+    }
     n = len(next(iter(leaves.values()))[way])
     return {
         "seed_leaf_ari": seeds, "precision_leaf_ari": precisions,

@@ -114,12 +114,14 @@ def split_decisions(
     """Per topic (in `topics`' order), whether the subtopic rule splits it: its size and its
     cohesion, the mean cosine of its members (`unit` rows) to its centroid, against the
     lowest quartile of all topics' (`should_split`)."""
-    n = len(labels)
-    members = [labels == t for t in topics]
-    cohesion = [float((unit[m] @ c).mean()) for m, c in zip(members, topic_centroids, strict=True)]
+    sizes, cohesion = [], []
+    for topic, centroid in zip(topics, topic_centroids, strict=True):
+        members = labels == topic  # one topic's mask at a time: n bytes, not topics x n
+        sizes.append(int(members.sum()))
+        cohesion.append(float((unit[members] @ centroid).mean()))
     low = float(np.quantile(cohesion, 0.25))
     return np.array(
-        [should_split(int(m.sum()), n, c, low) for m, c in zip(members, cohesion, strict=True)]
+        [should_split(s, len(labels), c, low) for s, c in zip(sizes, cohesion, strict=True)]
     )
 
 
