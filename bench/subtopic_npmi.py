@@ -54,7 +54,7 @@ def _scored(run, cache) -> dict:
     """One build's split topics, split again each way, and each way's subtopic NPMI."""
     from bench.quality import run_terms, run_vectors
     from explorer.build.coherence import npmi, ranked_words, word_counts
-    from explorer.build.levels import SPLIT_SHARE
+    from explorer.build.levels import subtopic_sizes
     from explorer.node_ids import topic_of
 
     papers = run.table("papers")
@@ -65,7 +65,7 @@ def _scored(run, cache) -> dict:
     topics = papers["topic_id"].astype(str).to_numpy()
     split = sorted({topic_of(s) for s in subtopics if s})
     params = run.manifest.config.params
-    min_size, max_size = max(5, int(params["min_topic_size"])), int(SPLIT_SHARE * len(papers))
+    min_size, max_size = subtopic_sizes(int(params["min_topic_size"]), len(papers))
 
     def npmi_of(members: dict[str, np.ndarray]) -> dict:
         words = ranked_words(word_counts(matrix, vocabulary, members))

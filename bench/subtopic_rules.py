@@ -123,7 +123,7 @@ def leaves_each_way(run: Run, cache: Path) -> dict[str, np.ndarray]:
     """One build's leaves (by paper id order) under every way, and as the run holds them."""
     from bench.quality import run_vectors
     from bench.reproducibility import paper_leaves
-    from explorer.build.levels import SPLIT_SHARE, split_decisions, topic_fits
+    from explorer.build.levels import split_decisions, subtopic_sizes, topic_fits
     from explorer.vectors import centroids, normalise_rows
 
     papers = run.table("papers")
@@ -131,8 +131,8 @@ def leaves_each_way(run: Run, cache: Path) -> dict[str, np.ndarray]:
     labels = papers["topic_id"].astype(int).to_numpy()
     assert run.manifest.config.clusterer is None, "the ways replay the default HDBSCAN"
     params = run.manifest.config.params
-    seed, min_size = int(params["seed"]), max(5, int(params["min_topic_size"]))
-    max_size = int(SPLIT_SHARE * len(labels))
+    seed = int(params["seed"])
+    min_size, max_size = subtopic_sizes(int(params["min_topic_size"]), len(labels))
     unit = normalise_rows(vectors.astype(np.float32))
     topics = np.unique(labels[labels != OUTLIER])
     decided = split_decisions(unit, labels, topics, centroids(unit, labels, topics))

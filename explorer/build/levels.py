@@ -108,6 +108,13 @@ def should_split(size: int, n_papers: int, cohesion: float, low_cohesion: float)
     return size >= HETEROGENEOUS_MIN_SIZE and cohesion <= low_cohesion
 
 
+def subtopic_sizes(min_topic_size: int, n_papers: int) -> tuple[int, int]:
+    """The smallest subtopic a split keeps (at least 5 papers, else the topics' own
+    minimum) and the leaf target no part should exceed (SPLIT_SHARE of the corpus): one
+    home, which the build and the benches that split topics again (bench/subtopic_*.py) read."""
+    return max(5, min_topic_size), int(SPLIT_SHARE * n_papers)
+
+
 def split_decisions(
     unit: np.ndarray, labels: np.ndarray, topics: np.ndarray, topic_centroids: np.ndarray
 ) -> np.ndarray:
@@ -261,7 +268,7 @@ def build_levels(
     subtopic = np.full(n, "", dtype=object)
     unsplit: dict[int, str] = {}
     stability: dict[str, float] = {}
-    min_size = max(5, min_topic_size)
+    min_size, max_size = subtopic_sizes(min_topic_size, n)
     for i, topic in enumerate(topics.tolist()):
         if not splits[i]:
             continue
@@ -272,7 +279,7 @@ def build_levels(
         split = split_topic(
             embeddings[members],
             min_size=min_size,
-            max_size=int(SPLIT_SHARE * n),
+            max_size=max_size,
             seed=seed,
             cache_root=cache_root,
             clusterer=clusterer,
