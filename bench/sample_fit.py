@@ -4,7 +4,7 @@
     python -m bench.sample_fit [--sizes 5000,10000,20000,22000,23000]
 
 Every fit is made as `explorer build` makes it: UMAP 5-D, HDBSCAN, outliers joined to their
-nearest topic, then the levels (large or heterogeneous topics split into subtopics). Papers
+nearest topic, then the levels (topics over 5% of the corpus split into subtopics). Papers
 are compared at two levels:
 
 - **leaf** (the issue's measure): a paper's subtopic where its topic is split, else its topic;

@@ -124,7 +124,6 @@ def leaves_each_way(run: Run, cache: Path) -> dict[str, np.ndarray]:
     from bench.quality import run_vectors
     from bench.reproducibility import paper_leaves
     from explorer.build.levels import split_decisions, subtopic_sizes, topic_fits
-    from explorer.vectors import centroids, normalise_rows
 
     papers = run.table("papers")
     _, vectors = run_vectors(run, cache)
@@ -133,9 +132,8 @@ def leaves_each_way(run: Run, cache: Path) -> dict[str, np.ndarray]:
     params = run.manifest.config.params
     seed = int(params["seed"])
     min_size, max_size = subtopic_sizes(int(params["min_topic_size"]), len(labels))
-    unit = normalise_rows(vectors.astype(np.float32))
     topics = np.unique(labels[labels != OUTLIER])
-    decided = split_decisions(unit, labels, topics, centroids(unit, labels, topics))
+    decided = split_decisions(labels, topics)
     leaves = {way: labels.astype(str).astype(object) for way in WAYS}
     for topic in topics[decided]:
         rows = np.flatnonzero(labels == topic)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.build.levels import SPLIT_SHARE, build_levels, cut_areas
+from explorer.build.levels import SPLIT_SHARE, build_levels, cut_areas, split_decisions
 from explorer.node_ids import OUTLIER_ID
 
 
@@ -52,6 +52,23 @@ def test_small_topics_without_structure_keep_no_subtopics():
     for topic in (0, 1):
         split = any(s.startswith(f"{topic}.") for s in levels.subtopic)
         assert split or topic in levels.unsplit
+
+
+def test_only_a_topic_over_the_split_share_is_split():
+    labels = np.array([0] * 101 + [1] * 100 + [2] * 80 + [-1] * 1719)  # 5.05%, 5%, 4% of 2,000
+    assert split_decisions(labels, np.array([0, 1, 2])).tolist() == [True, False, False]
+
+
+def test_a_heterogeneous_topic_under_the_split_share_stays_whole():
+    """Two far-apart fields of 40 papers under one topic id (the least cohesive topic, 80
+    papers, 4.8%): the build keeps it whole, and does not list it as considered."""
+    rng = np.random.default_rng(3)
+    tight = [_blobs(rng, rng.normal(size=16) * 1.5, 40, 0.05) for _ in range(40)]
+    mixed = [_blobs(rng, rng.normal(size=16) * 1.5, 40, 0.05) for _ in range(2)]
+    vectors = np.vstack(mixed + tight).astype(np.float32)
+    topics = np.array([0] * 80 + [t for t in range(1, 41) for _ in range(40)])
+    levels = build_levels(vectors, topics, min_topic_size=10, seed=42)
+    assert set(levels.subtopic.tolist()) == {""} and levels.unsplit == {}
 
 
 def test_areas_are_cut_by_silhouette_between_5_and_15():

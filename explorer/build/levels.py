@@ -5,14 +5,15 @@
   (ties: fewer areas). A corpus with fewer than `MIN_TOPICS_FOR_AREAS` topics has no area
   level: each topic is its own area; nor has a short list (topics.SHORT_LIST) whose cut
   leaves an area of a single topic.
-- **Subtopics**: a topic is re-clustered on its own members (the consensus of seeded
-  fits, each UMAP 5-D on its members' embeddings then HDBSCAN; its leaf selection when the
-  usual one leaves a part above the 5% target; or the build's own clusterer,
-  explorer/build/cluster.py) when it holds more than `SPLIT_SHARE` of the corpus, or when it is heterogeneous (at least `HETEROGENEOUS_MIN_SIZE` papers and a
-  cohesion, the mean cosine of its members to their centroid, in the lowest quartile of
-  all topics). Stragglers join the nearest subtopic centroid, so every member lands in
-  exactly one subtopic. A topic whose members show no structure (fewer than two clusters)
-  keeps no subtopics, and the node table says so.
+- **Subtopics**: a topic holding more than `SPLIT_SHARE` of the corpus is re-clustered on
+  its own members (the consensus of seeded fits, each UMAP 5-D on its members'
+  embeddings then HDBSCAN; its leaf selection when the usual one leaves a part above the 5%
+  target; or the build's own clusterer, explorer/build/cluster.py). Smaller topics stay whole: the
+  consensus topics are the fine grain already, and splitting the heterogeneous ones too (the
+  rule of PIPELINE_VERSION 25) gave leaves less coherent and less reproducible than the
+  topics they came from (bench/README.md, "Which topics split"). Stragglers join the nearest
+  subtopic centroid, so every member lands in exactly one subtopic. A topic whose members
+  show no structure (fewer than two clusters) keeps no subtopics, and the node table says so.
 
 Ids are strings: areas "A0", "A1"... (largest first), topics "12", subtopics "12.3"
 (largest first within their topic). Same inputs and options give the same ids.
@@ -32,7 +33,6 @@ from explorer.node_ids import OUTLIER, area_id, subtopic_id, subtopic_index, top
 from explorer.vectors import centroids, normalise_rows
 
 SPLIT_SHARE = 0.05
-HETEROGENEOUS_MIN_SIZE = 60
 MIN_TOPICS_FOR_AREAS = 8
 AREA_RANGE = (5, 15)
 
@@ -101,13 +101,6 @@ def _rank_by_size(groups: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return np.array([rank[g] for g in groups.tolist()], dtype=np.int64)
 
 
-def should_split(size: int, n_papers: int, cohesion: float, low_cohesion: float) -> bool:
-    """The subtopic rule: large, or heterogeneous and big enough to hold several subtopics."""
-    if size > SPLIT_SHARE * n_papers:
-        return True
-    return size >= HETEROGENEOUS_MIN_SIZE and cohesion <= low_cohesion
-
-
 def subtopic_sizes(min_topic_size: int, n_papers: int) -> tuple[int, int]:
     """The smallest subtopic a split keeps (at least 5 papers, else the topics' own
     minimum) and the leaf target no part should exceed (SPLIT_SHARE of the corpus): one
@@ -115,21 +108,11 @@ def subtopic_sizes(min_topic_size: int, n_papers: int) -> tuple[int, int]:
     return max(5, min_topic_size), int(SPLIT_SHARE * n_papers)
 
 
-def split_decisions(
-    unit: np.ndarray, labels: np.ndarray, topics: np.ndarray, topic_centroids: np.ndarray
-) -> np.ndarray:
-    """Per topic (in `topics`' order), whether the subtopic rule splits it: its size and its
-    cohesion, the mean cosine of its members (`unit` rows) to its centroid, against the
-    lowest quartile of all topics' (`should_split`)."""
-    sizes, cohesion = [], []
-    for topic, centroid in zip(topics, topic_centroids, strict=True):
-        members = labels == topic  # one topic's mask at a time: n bytes, not topics x n
-        sizes.append(int(members.sum()))
-        cohesion.append(float((unit[members] @ centroid).mean()))
-    low = float(np.quantile(cohesion, 0.25))
-    return np.array(
-        [should_split(s, len(labels), c, low) for s, c in zip(sizes, cohesion, strict=True)]
-    )
+def split_decisions(labels: np.ndarray, topics: np.ndarray) -> np.ndarray:
+    """Per topic (in `topics`' order), whether the subtopic rule splits it: more than
+    SPLIT_SHARE of the corpus. bench/subtopic_rules.py asks the same of stored runs."""
+    sizes = np.array([np.count_nonzero(labels == topic) for topic in topics])
+    return sizes > SPLIT_SHARE * len(labels)
 
 
 def split_topic(
@@ -264,7 +247,7 @@ def build_levels(
     sizes = np.array([(labels == t).sum() for t in topics])
     areas = _areas(topic_centroids, sizes, n)
     area_of_topic = {int(t): area_id(a) for t, a in zip(topics, areas, strict=True)}
-    splits = split_decisions(unit, labels, topics, topic_centroids)
+    splits = split_decisions(labels, topics)
     subtopic = np.full(n, "", dtype=object)
     unsplit: dict[int, str] = {}
     stability: dict[str, float] = {}

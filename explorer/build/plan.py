@@ -96,7 +96,9 @@ def _quiet(message: str) -> None:
 #      (embed._bfloat16_batches): on such hosts its vectors, and all after them, change
 #  25: on AMX, a bfloat16 batch of short texts has more rows (embed.bfloat16_rows): keyword
 #      and short abstracts' vectors there, and all after them, change
-PIPELINE_VERSION = 25
+#  26: only a topic over 5% of the corpus splits into subtopics (levels.split_decisions); the
+#      heterogeneous ones of at least 60 papers stay whole, so their leaves change
+PIPELINE_VERSION = 26
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
