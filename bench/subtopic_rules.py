@@ -10,7 +10,8 @@ topic the subtopic rule splits (`levels.split_decisions`) fitted again on its ow
 (excess-of-mass and leaf selection). The ways compared, each on the same fits:
 
 - `as_built`: each fit excess-of-mass, its leaf selection when a part is over 5% or
-  excess-of-mass found fewer than two parts, the consensus of the first 24 (the build's own split: checked equal to the run's subtopics);
+  excess-of-mass found fewer than two parts, the consensus of the first 24 (the build's own
+  split: checked equal to the run's subtopics);
 - `as_built_48`: the same over 48 fits (do more fits steady it?);
 - `excess_of_mass`, `leaf`: the consensus of one selection's 24 fits;
 - `steadier`: of those two consensus splits with no part over 5%, the one whose parts its
@@ -132,8 +133,8 @@ def leaves_each_way(run: Run, cache: Path) -> dict[str, np.ndarray]:
     params = run.manifest.config.params
     seed = int(params["seed"])
     min_size, max_size = subtopic_sizes(int(params["min_topic_size"]), len(labels))
-    topics = np.unique(labels[labels != OUTLIER])
-    decided = split_decisions(labels, topics)
+    topics, sizes = np.unique(labels[labels != OUTLIER], return_counts=True)
+    decided = split_decisions(sizes, len(labels))
     leaves = {way: labels.astype(str).astype(object) for way in WAYS}
     for topic in topics[decided]:
         rows = np.flatnonzero(labels == topic)

@@ -55,8 +55,8 @@ def test_small_topics_without_structure_keep_no_subtopics():
 
 
 def test_only_a_topic_over_the_split_share_is_split():
-    labels = np.array([0] * 101 + [1] * 100 + [2] * 80 + [-1] * 1719)  # 5.05%, 5%, 4% of 2,000
-    assert split_decisions(labels, np.array([0, 1, 2])).tolist() == [True, False, False]
+    sizes = np.array([101, 100, 80])  # 5.05%, 5% and 4% of 2,000 papers
+    assert split_decisions(sizes, 2000).tolist() == [True, False, False]
 
 
 def test_a_heterogeneous_topic_under_the_split_share_stays_whole():

@@ -108,11 +108,10 @@ def subtopic_sizes(min_topic_size: int, n_papers: int) -> tuple[int, int]:
     return max(5, min_topic_size), int(SPLIT_SHARE * n_papers)
 
 
-def split_decisions(labels: np.ndarray, topics: np.ndarray) -> np.ndarray:
-    """Per topic (in `topics`' order), whether the subtopic rule splits it: more than
+def split_decisions(sizes: np.ndarray, n_papers: int) -> np.ndarray:
+    """Per topic (`sizes` in topic order), whether the subtopic rule splits it: more than
     SPLIT_SHARE of the corpus. bench/subtopic_rules.py asks the same of stored runs."""
-    sizes = np.array([np.count_nonzero(labels == topic) for topic in topics])
-    return sizes > SPLIT_SHARE * len(labels)
+    return np.asarray(sizes) > SPLIT_SHARE * n_papers
 
 
 def split_topic(
@@ -247,7 +246,7 @@ def build_levels(
     sizes = np.array([(labels == t).sum() for t in topics])
     areas = _areas(topic_centroids, sizes, n)
     area_of_topic = {int(t): area_id(a) for t, a in zip(topics, areas, strict=True)}
-    splits = split_decisions(labels, topics)
+    splits = split_decisions(sizes, n)
     subtopic = np.full(n, "", dtype=object)
     unsplit: dict[int, str] = {}
     stability: dict[str, float] = {}
