@@ -39,12 +39,13 @@ SHARE_Z = 1.0
 
 def supported_share(df: np.ndarray, n_docs: int) -> np.ndarray:
     """The lower Wilson bound of df / n_docs (SHARE_Z standard errors): on 38 papers, 5 using
-    "theoretical" support a share of 7.6%, not 13%; on 5,000 the bound is the share."""
+    "theoretical" support a share of 7.6%, not 13%; on 5,000 the bound is the share. Clipped
+    to [0, df / n_docs]: at df = 0 the bound's arithmetic leaves float residue above zero."""
     n = max(n_docs, 1)
     p, z2 = np.clip(df / n, 0.0, 1.0), SHARE_Z**2
     centre = p + z2 / (2 * n)
     spread = SHARE_Z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return np.maximum(0.0, (centre - spread) / (1 + z2 / n))
+    return np.clip((centre - spread) / (1 + z2 / n), 0.0, p)
 
 
 def ranked_terms(vocab: pd.DataFrame, n_docs: int) -> pd.DataFrame:
