@@ -78,7 +78,8 @@ def test_a_source_asks_one_question_at_a_time():
         waiting.set()
         release.wait(10)
 
-    gate = Gate(burst=1, rate=1000.0, max_wait_s=0.2, sleep=sleep)
+    # A clock that never moves: the bucket cannot refill however slowly the thread starts.
+    gate = Gate(burst=1, rate=1000.0, max_wait_s=0.2, clock=lambda: 100.0, sleep=sleep)
     assert gate.admit("a")  # the burst; the next must sleep
     first = threading.Thread(target=gate.admit, args=("a",))
     first.start()
