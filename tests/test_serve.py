@@ -4,12 +4,18 @@ and two workers) is tests/e2e/test_serve.py."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -239,3 +245,86 @@ def test_first_stop_signal_stops_and_a_second_is_ignored():
         os.kill(os.getpid(), signal.SIGINT)  # a second Ctrl-C during the shutdown
         time.sleep(0.2)
     assert signal.getsignal(signal.SIGINT) == before  # the previous handler is back
+
+
+class _Worker(BaseHTTPRequestHandler):
+    """A worker that answers haproxy's health check; `ending` says how it ends every other
+    request: "answer" (200, naming itself), "close" (no reply: a worker dying mid-request)
+    or "reset" (a TCP reset: a worker killed)."""
+
+    ending = "answer"
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path == "/_stcore/health" or self.ending == "answer":
+            body = b"ok"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if self.ending == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _fake_worker(ending: str) -> Iterator[int]:
+    handler = type("Fake", (_Worker,), {"ending": ending})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("ending", ["close", "reset"])
+def test_a_request_its_worker_drops_is_served_by_another(tmp_path, ending):
+    """A worker killed or dying while haproxy still counts it up: the request its cookie
+    pins there is retried on a live worker, not answered 502 (seen once in the two-worker
+    e2e test, tests/e2e/test_serve.py)."""
+    path = haproxy.find_haproxy()
+    if path is None:
+        pytest.skip("haproxy not installed (make test installs it when run as root)")
+    with _fake_worker(ending) as dying, _fake_worker("answer") as live:
+        port, health = _free_ports(2)
+        workers = [
+            supervisor.Worker("w1", dying, tmp_path / "w1.log"),
+            supervisor.Worker("w2", live, tmp_path / "w2.log"),
+        ]
+        config = options.ServeConfig(ROOT, tmp_path, 2, port=port, health_port=health)
+        proc = haproxy.start_haproxy(path, haproxy.write_config(config, workers, tmp_path))
+        try:
+            _wait_listening(port)
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/", headers={"Cookie": "SERVERID=w1"}
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                assert response.status == 200
+                assert response.headers["X-Explorer-Worker"] == "w2"
+        finally:
+            processes.stop_all([proc])
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def _wait_listening(port: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        assert time.monotonic() < deadline, f"haproxy never listened on {port}"
+        time.sleep(0.1)

@@ -56,6 +56,10 @@ defaults
     # A dead worker's sessions move to a live one (the browser then starts a new session).
     option redispatch 1
     retries 2
+    # Retried on another worker too: a request a worker dropped unanswered (killed, or
+    # dying, before the health check marks it down); haproxy's default retries only a
+    # refused connect, and that visitor got a 502. Nothing had reached the browser yet.
+    retry-on conn-failure empty-response junk-response
 
 frontend explorer
     bind ${bind}
