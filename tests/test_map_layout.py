@@ -33,6 +33,21 @@ def test_map_labels_never_overlap_and_areas_come_first():
     assert label.y == pytest.approx(10 - (boxes[0][1] + boxes[0][3]) / 2 / ASSUMED_HEIGHT * 10)
 
 
+def test_areas_whose_centres_meet_are_all_named_and_finer_labels_stay_near_theirs():
+    """Five areas and five topics centred on one point: every area label is placed (the
+    first ring of nudges held three), no topic label strays beyond its first ring."""
+    areas = [Label(5.0, 5.0, f"area label {i}", "area") for i in range(5)]
+    topics = [Label(5.0, 5.0, f"topic phrase {i}", "topic") for i in range(5)]
+    boxes = candidate_boxes(areas + topics, (0, 10), (0, 10))
+    placed = place_boxes(boxes)
+    assert [i for i, _ in placed if i < 5] == list(range(5))
+    centre = np.array([ASSUMED_WIDTH / 2, ASSUMED_HEIGHT / 2])
+    for i, box in placed:
+        if i >= 5:  # a topic: within one box of its point
+            middle = np.array([box[0] + box[2], box[1] + box[3]]) / 2
+            assert (np.abs(middle - centre) <= [box[2] - box[0], box[3] - box[1]]).all()
+
+
 def test_a_degenerate_map_places_no_labels():
     layout = LabelLayout(
         labels=[Label(1.0, 1.0, "a", "topic")],

@@ -4,8 +4,9 @@ Colours: each area gets a hue; its topics are shades of it (lightness spread wit
 area), and subtopics vary their topic's shade slightly, so related regions look related.
 
 Labels: placed greedily in screen space at the default zoom, largest nodes first, area
-labels (large) before finer ones (small). A label whose box would overlap a placed one is
-left out; as many labels are shown as fit. The axis ranges are fixed by the caller, so
+labels (large) before finer ones (small), each at its centre or nudged by up to its own
+size (an area label by up to twice that, so close areas are all named). A label whose box
+would overlap a placed one at every try is left out; as many labels are shown as fit. The axis ranges are fixed by the caller, so
 data and pixel coordinates map exactly (for the assumed plot size).
 """
 
@@ -95,6 +96,11 @@ def moved(
 _NUDGES = np.array(
     [(0, 0), (0, -1), (0, 1), (-1, 0), (1, 0), (-1, -1), (-1, 1), (1, -1), (1, 1)], dtype=float
 )
+# Tried by area labels only, after the first ring: two areas whose centres lie close (ICML
+# 2013-2019 cut into 10 areas, 2026-12-07) must both be named; a finer label that does not
+# fit near its centre is left out instead of drifting away from its papers.
+_FAR = np.array([(0, -2), (0, 2), (-2, 0), (2, 0), (-2, -2), (-2, 2), (2, -2), (2, 2)], dtype=float)
+_TRIES = np.vstack([_NUDGES, _FAR])
 
 
 def candidate_boxes(
@@ -109,7 +115,7 @@ def candidate_boxes(
     edge: (candidates, tries, [left, top, right, bottom]) in pixels. Depends only on the
     run, the level and the plot, so the viewer computes it once and places from it."""
     if not candidates:
-        return np.empty((0, len(_NUDGES), 4))
+        return np.empty((0, len(_TRIES), 4))
     x = np.array([c.x for c in candidates], dtype=float)
     y = np.array([c.y for c in candidates], dtype=float)
     font = np.array([FONT[c.level] for c in candidates], dtype=float)
@@ -118,12 +124,15 @@ def candidate_boxes(
     half_h = font * LINE_HEIGHT / 2 + PAD
     cx = (x - x_range[0]) / (x_range[1] - x_range[0]) * width
     cy = (y_range[1] - y) / (y_range[1] - y_range[0]) * height
-    cx = cx[:, None] + _NUDGES[None, :, 0] * half_w[:, None]
-    cy = cy[:, None] + _NUDGES[None, :, 1] * 2 * half_h[:, None]
+    cx = cx[:, None] + _TRIES[None, :, 0] * half_w[:, None]
+    cy = cy[:, None] + _TRIES[None, :, 1] * 2 * half_h[:, None]
     cx += _edge_shift(cx - half_w[:, None], cx + half_w[:, None], width)
     cy += _edge_shift(cy - half_h[:, None], cy + half_h[:, None], height)
     hw, hh = half_w[:, None], half_h[:, None]
-    return np.stack([cx - hw, cy - hh, cx + hw, cy + hh], axis=-1)
+    boxes = np.stack([cx - hw, cy - hh, cx + hw, cy + hh], axis=-1)
+    finer = np.array([c.level != "area" for c in candidates])
+    boxes[finer, len(_NUDGES) :] = np.nan  # never inside the plot: never placed
+    return boxes
 
 
 def _edge_shift(low: np.ndarray, high: np.ndarray, size: int) -> np.ndarray:
