@@ -3,8 +3,8 @@
 For each corpus (ICML 2013-2019, AISTATS 2019-2025, NeurIPS 2008-2018) three builds with
 this checkout's code, sharing one embedding cache: float32 with seed 42, float32 with
 seed 7, bfloat16 with seed 42 (vectors that differ by rounding only, as another host's
-do). It reports the topic and leaf adjusted Rand index of the two seeds and of the two
-precisions, the topic and leaf counts, the largest leaf, the outlier share and each
+do). It reports the topic, leaf and area adjusted Rand index of the two seeds and of the two
+precisions, the area, topic and leaf counts, the largest leaf, the outlier share and each
 level's NPMI (from the manifests).
 
 `--before REF` measures the same three builds with the code of git revision REF (a
@@ -148,6 +148,7 @@ def _side(code: Path, label: str, corpus: str) -> dict:
         out[key] = {
             "wall_s": result.wall_s,
             "stages": run.manifest.timings,
+            "areas": counts.levels.areas,
             "topics": counts.topics,
             "leaves": len(set(leaves) - {"-1"}),
             "largest_leaf_share": round(counts.levels.largest_leaf_share, 4),
@@ -163,6 +164,7 @@ def _side(code: Path, label: str, corpus: str) -> dict:
         out[f"{pair}_leaf_ari"] = round(
             float(adjusted_rand_score(paper_leaves(x), paper_leaves(y))), 4
         )
+        out[f"{pair}_area_ari"] = round(float(adjusted_rand_score(x["area_id"], y["area_id"])), 4)
         out.update({f"{pair}_{k}": v for k, v in split_agreement(x, y).items()})
     return out
 

@@ -159,6 +159,7 @@ FULL_MODULES = (
     ("bench.short_lists", "Short lists grouped as a reader would (CVPR + ICML + ACL samples)"),
     ("bench.subtopic_npmi", "ICML's subtopic NPMI: each side's topics split either way"),
     ("bench.subtopic_rules", "ICML's leaf agreement with each topic split other ways"),
+    ("bench.area_rules", "Area rules on row 12's stored topics: count, agreement, NPMI"),
     # Last: ~50 min on a 2-core machine (row 11b, docs/scale.md).
     ("bench.scale --papers 1000000", "1,000,000 papers (synthetic corpus), built and served"),
 )

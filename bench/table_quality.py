@@ -121,7 +121,18 @@ def _agreement(side: dict) -> str:
         f"{'/'.join(str(side[k]['topics']) for k in ('f32', 'f32_seed7', 'bf16'))}, leaves "
         f"{'/'.join(str(side[k]['leaves']) for k in ('f32', 'f32_seed7', 'bf16'))}, largest "
         f"leaf {f32['largest_leaf_share']:.1%}, outliers {f32['outlier_share']:.1%}; mean NPMI of "
-        f"the three builds {npmi}{_splits_alike(side)}"
+        f"the three builds {npmi}{_splits_alike(side)}{_areas(side)}"
+    )
+
+
+def _areas(side: dict) -> str:
+    """Where measured, the area level's count per build and agreement (no target)."""
+    if "seed_area_ari" not in side:
+        return ""
+    counts = "/".join(str(side[k]["areas"]) for k in ("f32", "f32_seed7", "bf16"))
+    return (
+        f"; areas {counts}, area ARI seeds {side['seed_area_ari']}, precisions "
+        f"{side['precision_area_ari']}"
     )
 
 

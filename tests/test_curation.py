@@ -214,6 +214,9 @@ def test_members_match_a_rebuilt_run_by_overlap():
     assert members.find("1", recorded) == "7"
     assert members.find("1", [f"p{i}" for i in range(5)]) is None  # 5/11 < 0.5: reported
     assert matching.Members.of_run(papers).find("A0", [f"p{i}" for i in range(20)]) == "A0"
+    # An area renumbered by the rebuild (the old A0 is A1 now) is found by its papers too.
+    renumbered = papers.assign(area_id=["A1"] * 11 + ["A0"] * 9)
+    assert matching.Members.of_run(renumbered).find("A0", recorded) == "A1"
     # A hand-edited history's malformed id matches nothing; it never breaks the pages.
     assert members.find("1.x/../", recorded) is None
 

@@ -402,5 +402,8 @@ def test_most_curations_carry_over_a_rebuild_under_new_ids(icml_rebuilt):
     landed = check_applied(icml_rebuilt, cur)
     moved = [(c["node"], node) for c, node in landed if c["node"] != node]
     assert len(moved) >= 5, "the rebuild renumbered nodes: changes must follow their papers"
+    # Topics and subtopics are renumbered; the areas, cut one per five topics since
+    # PIPELINE_VERSION 27, mostly keep their ids through one paper more (an area change
+    # following its papers to a new id: tests/test_curation.py's planted runs).
     levels = {node_ids.level_of(node) for _, node in moved}
-    assert levels == {"area", "topic", "subtopic"}, levels
+    assert {"topic", "subtopic"} <= levels, levels

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from explorer.build.levels import SPLIT_SHARE, build_levels, cut_areas, split_decisions
+from explorer.build.levels import (
+    MIN_TOPICS_FOR_AREAS,
+    SPLIT_SHARE,
+    area_count,
+    build_levels,
+    cut_areas,
+    split_decisions,
+)
 from explorer.node_ids import OUTLIER_ID
 
 
@@ -71,15 +80,28 @@ def test_a_heterogeneous_topic_under_the_split_share_stays_whole():
     assert set(levels.subtopic.tolist()) == {""} and levels.unsplit == {}
 
 
-def test_areas_are_cut_by_silhouette_between_5_and_15():
+def test_areas_are_cut_one_per_five_topics_keeping_related_topics_together():
+    """Six planted fields of five topics each: six areas, each field whole."""
     rng = np.random.default_rng(2)
     groups = [rng.normal(size=16) for _ in range(6)]
-    centroids = np.vstack([g + rng.normal(scale=0.05, size=(4, 16)) for g in groups])
-    areas = cut_areas(centroids, np.full(24, 10))
+    centroids = np.vstack([g + rng.normal(scale=0.05, size=(5, 16)) for g in groups])
+    areas = cut_areas(centroids, np.full(30, 10))
     assert len(set(areas.tolist())) == 6
-    assert all(len(set(areas[i * 4 : i * 4 + 4].tolist())) == 1 for i in range(6))
+    assert all(len(set(areas[i * 5 : i * 5 + 5].tolist())) == 1 for i in range(6))
     few = cut_areas(centroids[:5], np.arange(5) + 1)  # too few topics: each is its own area
     assert sorted(few.tolist()) == [0, 1, 2, 3, 4] and few[4] == 0  # largest first
+
+
+@given(st.integers(MIN_TOPICS_FOR_AREAS, 200), st.integers(0, 2**32 - 1))
+@settings(max_examples=25, deadline=None)
+def test_the_area_count_follows_the_topic_count_alone(n_topics, seed):
+    """Whatever the topics' positions (a reseed moves them a little, a flat silhouette
+    curve then picked another count): one area per five topics, 5 to 15, fewer than the
+    topics."""
+    centroids = np.random.default_rng(seed).normal(size=(n_topics, 8))
+    areas = cut_areas(centroids, np.ones(n_topics, dtype=int))
+    expected = min(max(5, min(15, round(n_topics / 5))), n_topics - 1)
+    assert len(set(areas.tolist())) == expected == area_count(n_topics)
 
 
 def test_seed_build_paths_are_complete_and_sizes_add_up(seed_run):

@@ -98,7 +98,9 @@ def _quiet(message: str) -> None:
 #      and short abstracts' vectors there, and all after them, change
 #  26: only a topic over 5% of the corpus splits into subtopics (levels.split_decisions); the
 #      heterogeneous ones of at least 60 papers stay whole, so their leaves change
-PIPELINE_VERSION = 26
+#  27: the area count follows the topic count (levels.area_count: one area per five topics,
+#      5 to 15), not the best silhouette, so areas change
+PIPELINE_VERSION = 27
 # Packages whose upgrade can change topics, labels or vectors (the paper's or, through the
 # ONNX export, the query's): their versions are in the run id.
 MODEL_PACKAGES = (
