@@ -48,3 +48,18 @@ def test_a_split_made_by_one_build_only_is_told_apart():
     assert found["leaf_ari_splits_alike"] == 1.0  # alike where both split: no other difference
     y_moved = y.assign(subtopic_id=["0.0", "0.1", "0.0", "0.1", "1.0", "1.0", "1.1", "1.1"])
     assert R.split_agreement(x, y_moved)["leaf_ari_splits_alike"] < 1.0
+
+
+def test_row_12d_judges_seed_42_and_shows_every_seed_beside_it():
+    from bench.table_quality import reproducibility_rows
+
+    def side(hit: float, seven: float) -> dict:
+        keywords = {"www_keyword_lift": 2.0, "www_label_hit": hit}
+        seeds = {"42": keywords, "7": {"www_keyword_lift": 3.0, "www_label_hit": seven}}
+        return {"mix_venue_homogeneity": 0.7, **keywords, "www_seeds": seeds}
+
+    result = {"corpora": {}, "targets": {}, "when": "2026-12-07T18:00:00"}
+    result["quality"] = {"now": side(0.40, 0.60), "before": side(0.45, 0.30)}
+    (row,) = reproducibility_rows(result)
+    assert "**fail**" in row  # seed 42: 40% against 45%
+    assert "label hit 40.0% / 60.0%, mean 50.0%; keyword lift mean 2.500" in row
