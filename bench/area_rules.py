@@ -30,9 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import WORK, write_results
-from bench.reproducibility import BUILDS, CORPORA
-
-PAIRS = {"seed": ("f32", "f32_seed7"), "precision": ("f32", "bf16")}
+from bench.reproducibility import BUILDS, CORPORA, PAIRS
+from explorer.build.levels import AREA_RANGE, area_count
 
 
 def silhouette_cut(centroids: np.ndarray, tree: np.ndarray) -> np.ndarray:
@@ -42,7 +41,7 @@ def silhouette_cut(centroids: np.ndarray, tree: np.ndarray) -> np.ndarray:
     from sklearn.metrics import silhouette_score
 
     best, best_score = None, -np.inf
-    for k in range(5, min(15, len(centroids) - 1) + 1):
+    for k in range(AREA_RANGE[0], min(AREA_RANGE[1], len(centroids) - 1) + 1):
         cut = fcluster(tree, t=k, criterion="maxclust")
         score = silhouette_score(centroids, cut, metric="cosine")
         if score > best_score + 1e-9:
@@ -56,8 +55,8 @@ def rules() -> dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
 
     def per(topics_per_area: int):
         def cut(centroids: np.ndarray, tree: np.ndarray) -> np.ndarray:
-            k = int(np.clip(round(len(centroids) / topics_per_area), 5, 15))
-            return fcluster(tree, t=min(k, len(centroids) - 1), criterion="maxclust")
+            k = area_count(len(centroids), per=topics_per_area)
+            return fcluster(tree, t=k, criterion="maxclust")
 
         return cut
 

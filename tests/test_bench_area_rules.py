@@ -1,4 +1,4 @@
-"""bench/area_rules.py (row 12h) replays area rules on stored topics: its replay of the
+"""bench/area_rules.py (bench/README.md, "Areas by the topic count") replays area rules on stored topics: its replay of the
 build's rule is the build's, and its replay of the rule before finds planted fields."""
 
 import numpy as np

@@ -255,7 +255,7 @@ class _Worker(BaseHTTPRequestHandler):
     ending = "answer"
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        if self.path == "/_stcore/health" or self.ending == "answer":
+        if self.path == settings.HEALTH_PATH or self.ending == "answer":
             body = b"ok"
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))

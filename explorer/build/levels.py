@@ -73,10 +73,11 @@ def renamed(levels: Levels, labels: np.ndarray, fitted: np.ndarray) -> Levels:
     )
 
 
-def area_count(n_topics: int) -> int:
+def area_count(n_topics: int, per: int = TOPICS_PER_AREA) -> int:
     """How many areas `n_topics` topics (at least MIN_TOPICS_FOR_AREAS) are cut into: one
-    per TOPICS_PER_AREA, within AREA_RANGE, and fewer than the topics."""
-    return min(int(np.clip(round(n_topics / TOPICS_PER_AREA), *AREA_RANGE)), n_topics - 1)
+    per `per` topics, within AREA_RANGE, and fewer than the topics (bench/area_rules.py
+    tries other `per`)."""
+    return min(int(np.clip(round(n_topics / per), *AREA_RANGE)), n_topics - 1)
 
 
 def cut_areas(topic_centroids: np.ndarray, sizes: np.ndarray) -> np.ndarray:

@@ -6,8 +6,9 @@ area), and subtopics vary their topic's shade slightly, so related regions look 
 Labels: placed greedily in screen space at the default zoom, largest nodes first, area
 labels (large) before finer ones (small), each at its centre or nudged by up to its own
 size (an area label by up to twice that, so close areas are all named). A label whose box
-would overlap a placed one at every try is left out; as many labels are shown as fit. The axis ranges are fixed by the caller, so
-data and pixel coordinates map exactly (for the assumed plot size).
+would overlap a placed one at every try is left out; as many labels are shown as fit. The
+axis ranges are fixed by the caller, so data and pixel coordinates map exactly (for the
+assumed plot size).
 """
 
 from __future__ import annotations
