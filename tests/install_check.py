@@ -15,7 +15,6 @@ hardened config, and serve the app from the installed share/ folder).
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from explorer.hosting.processes import free_port
 from tests.handshake import handshake_status
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,12 +45,6 @@ def run(*command: str, cwd: Path, timeout: float = 1800) -> str:
             f"{' '.join(command[:4])}... failed:\n{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
         )
     return done.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def status(url: str, host: str | None = None) -> int:

@@ -67,6 +67,14 @@ def test_config_is_cookie_sticky_health_checked_and_keeps_websockets_open():
     assert "option redispatch" in text
 
 
+def test_free_ports_are_distinct_and_bindable_on_loopback():
+    ports = processes.free_ports(6)
+    assert len(set(ports)) == 6
+    with contextlib.ExitStack() as stack:
+        for port in ports:
+            stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
+
+
 def test_idle_visitors_stay_connected_through_the_proxy():
     """Streamlit's websocket ping (the app's config) comes well within the proxy's idle
     timeout, so only a dead client's tunnel is ever closed for silence."""
@@ -292,7 +300,7 @@ def test_a_request_its_worker_drops_is_served_by_another(tmp_path, ending):
     if path is None:
         pytest.skip("haproxy not installed (make test installs it when run as root)")
     with _fake_worker(ending) as dying, _fake_worker("answer") as live:
-        port, health = _free_ports(2)
+        port, health = processes.free_ports(2)
         workers = [
             supervisor.Worker("w1", dying, tmp_path / "w1.log"),
             supervisor.Worker("w2", live, tmp_path / "w2.log"),
@@ -309,16 +317,6 @@ def test_a_request_its_worker_drops_is_served_by_another(tmp_path, ending):
                 assert response.headers["X-Explorer-Worker"] == "w2"
         finally:
             processes.stop_all([proc])
-
-
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def _wait_listening(port: int, timeout: float = 10.0) -> None:

@@ -10,6 +10,7 @@ import functools
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -87,6 +88,22 @@ def stop_all(procs: list[subprocess.Popen | None]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports free now: all are held open until each is known, so
+    two calls in a row cannot hand out one port twice (a worker and the health check
+    would then race for it)."""
+    with contextlib.ExitStack() as stack:
+        held = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in held:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in held]
+
+
+def free_port() -> int:
+    """One loopback port free now (`free_ports`)."""
+    return free_ports(1)[0]
 
 
 class StopSignals:

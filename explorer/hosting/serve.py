@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -38,6 +37,7 @@ from explorer.hosting.options import ServeConfig, add_arguments, host_flags, pub
 from explorer.hosting.processes import (
     Stop,
     StopSignals,
+    free_ports,
     last_line,
     signals_deferred,
     stop_all,
@@ -67,12 +67,12 @@ def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> N
     haproxy = check_ready(config)
     runtime = (config.cache_dir / RUNTIME_DIR / str(config.port)).resolve()
     runtime.mkdir(parents=True, exist_ok=True)
+    *ports, health = free_ports(config.workers + 1)
     workers = [
-        Worker(f"w{i}", _free_port(), runtime / f"worker-{i}.log")
-        for i in range(1, config.workers + 1)
+        Worker(f"w{i}", port, runtime / f"worker-{i}.log") for i, port in enumerate(ports, start=1)
     ]
     if not config.health_port:
-        config = replace(config, health_port=_free_port())
+        config = replace(config, health_port=health)
     cfg = write_config(config, workers, runtime)
     check_config(haproxy, cfg)
     key, fresh = edit_key(config.app_dir) if config.edit else (None, False)
@@ -101,12 +101,6 @@ def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> N
 
 def _log(message: str) -> None:
     print(f"serve: {message}", file=sys.stderr, flush=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _worker_env(config: ServeConfig, key: str | None) -> dict[str, str]:

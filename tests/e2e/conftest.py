@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,15 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from explorer.hosting.processes import free_port
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, EDIT_KEY, ROOT  # noqa: F401 (re-exported)
 
 ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(
@@ -35,7 +29,7 @@ def start_server(
 ) -> tuple[subprocess.Popen, str]:
     """`streamlit run app.py` on a free loopback port, once healthy. The host edits with
     `edit_key` (None: nobody edits); visitors in the tests never present it."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "EXPLORER_EDIT_KEY"}
     env["EXPLORER_CACHE_DIR"] = str(cache)
     if edit_key is not None:
@@ -67,7 +61,7 @@ def dashboard(
     """`explorer dashboard --port P *options` on `cache` (output to `log`), without the
     edit key or `drop_env` from this environment, once its health check answers; its port.
     Stopped afterwards."""
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("EXPLORER_EDIT_KEY", *drop_env)}
     command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(cache), "dashboard",
                "--port", str(port), *options]  # fmt: skip

@@ -21,7 +21,7 @@ from explorer.view.map_layout import HIDDEN_COLOR
 from tests.conftest import EDIT_KEY, ROOT, topic_ids
 from tests.e2e.conftest import (
     ARTIFACTS,
-    _free_port,
+    free_port,
     haproxy_or_skip,
     kill_tree,
     no_exception,
@@ -360,7 +360,7 @@ def test_two_tabs_saving_at_once_keep_both_changes(cache, two, browser):
 def test_cli_change_shows_on_both_serve_workers(cache, labels, two, browser, tmp_path):
     haproxy_or_skip()
     a = two[0]
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "serve.log"
     command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(cache), "serve",
                "--workers", "2", "--port", str(port)]  # fmt: skip

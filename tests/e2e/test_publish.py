@@ -19,7 +19,7 @@ import pytest
 from explorer import cli
 from tests.e2e.conftest import (
     ARTIFACTS,
-    _free_port,
+    free_port,
     no_exception,
     start_server,
     stop_server,
@@ -117,7 +117,7 @@ def test_dockerfile_entry_point_and_healthcheck_outside_docker(published, viewer
     dockerfile = (published / "Dockerfile").read_text()
     assert re.search(r"^FROM python:[\d.]+-slim$", dockerfile, re.M)
     assert re.search(r"^USER (?!root)\w+", dockerfile, re.M)
-    port = str(_free_port())
+    port = str(free_port())
     command = [a.replace("8501", port) for a in _instruction(dockerfile, "CMD")]
     health = [a.replace("8501", port) for a in _instruction(dockerfile, "HEALTHCHECK")]
     bin_dir = str(Path(viewer_python).parent)
@@ -196,7 +196,7 @@ def test_published_folder_serves_with_two_workers_behind_haproxy(
 
     haproxy_or_skip()
     assert "python serve.py --workers" in (published / "README.md").read_text()
-    port = str(_free_port())
+    port = str(free_port())
     command = [viewer_python, "serve.py", "--workers", "2", "--port", port]
     proc, url = start_serve(command, cwd=published, cache=None, log=tmp_path / "serve.log")
     try:

@@ -23,10 +23,10 @@ import pytest
 from bench.load_sessions import SEARCH_LABEL
 from tests.conftest import ROOT
 from tests.e2e.conftest import (
-    _free_port,
     alive,
     check_rerun,
     descendants,
+    free_port,
     haproxy_or_skip,
     kill_tree,
     load_and_filter,
@@ -97,7 +97,7 @@ async def spread_then_kill_a_worker(url: str, config: Path, serve_pid: int, log:
 
 def test_two_workers_sticky_sessions_restart_and_ctrl_c(seed_cache, tmp_path):
     haproxy_or_skip()
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "serve.log"
     command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(seed_cache), "serve",
                "--workers", "2", "--port", str(port)]  # fmt: skip

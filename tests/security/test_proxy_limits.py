@@ -21,7 +21,7 @@ import pytest
 
 from explorer.hosting import settings
 from tests.conftest import ROOT
-from tests.e2e.conftest import _free_port, haproxy_or_skip, kill_tree, start_serve
+from tests.e2e.conftest import free_port, haproxy_or_skip, kill_tree, start_serve
 
 ATTACKER, VISITOR = "127.0.0.2", "127.0.0.3"
 
@@ -29,7 +29,7 @@ ATTACKER, VISITOR = "127.0.0.2", "127.0.0.3"
 @pytest.fixture(scope="module")
 def served(seed_cache, tmp_path_factory):
     haproxy_or_skip()
-    port, log = _free_port(), tmp_path_factory.mktemp("serve") / "serve.log"
+    port, log = free_port(), tmp_path_factory.mktemp("serve") / "serve.log"
     command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(seed_cache), "serve",
                "--workers", "1", "--port", str(port)]  # fmt: skip
     proc, _ = start_serve(command, cwd=ROOT, cache=None, log=log)

@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import EDIT_KEY, ROOT
 from tests.e2e.conftest import (
-    _free_port,
     dashboard,
+    free_port,
     haproxy_or_skip,
     kill_tree,
     start_serve,
@@ -79,7 +79,7 @@ def test_plain_streamlit_run_refuses_a_rebinding_host(seed_cache):
 
 def test_explorer_serve_refuses_a_rebinding_host_for_every_request(seed_cache, tmp_path):
     haproxy_or_skip()
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(seed_cache), "serve",
                "--workers", "1", "--port", str(port), "--allowed-host", "explorer.example.org"]  # fmt: skip
     proc, url = start_serve(command, cwd=ROOT, cache=None, log=tmp_path / "serve.log")
@@ -98,7 +98,7 @@ def test_explorer_serve_refuses_a_rebinding_host_for_every_request(seed_cache, t
 def test_explorer_serve_refuses_a_host_name_that_is_not_one(seed_cache, tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "explorer.cli", "--cache-dir", str(seed_cache), "serve",
-         "--port", str(_free_port()), "--allowed-host", "evil\n    http-request allow"],
+         "--port", str(free_port()), "--allowed-host", "evil\n    http-request allow"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2
@@ -174,7 +174,7 @@ def test_a_published_folder_takes_its_host_names_from_the_environment(published,
 
 def test_a_published_folders_serve_py_answers_to_its_configured_names(published, tmp_path):
     haproxy_or_skip()
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "serve.py", "--workers", "1", "--port", str(port)]
     proc, url = start_serve(command, cwd=published, cache=None, log=tmp_path / "serve.log")
     try:

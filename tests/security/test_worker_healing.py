@@ -22,14 +22,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.conftest import _free_port, haproxy_or_skip, kill_tree, start_serve
+from tests.e2e.conftest import free_port, haproxy_or_skip, kill_tree, start_serve
 
 
 @pytest.fixture
 def service(seed_cache, tmp_path):
     """`explorer serve --workers 2` on a free port: (process, port, log, worker ports)."""
     haproxy_or_skip()
-    port, log = _free_port(), tmp_path / "serve.log"
+    port, log = free_port(), tmp_path / "serve.log"
     command = [sys.executable, "-m", "explorer.cli", "--cache-dir", str(seed_cache), "serve",
                "--workers", "2", "--port", str(port)]  # fmt: skip
     proc, _ = start_serve(command, cwd=ROOT, cache=None, log=log)
