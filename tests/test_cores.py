@@ -2,6 +2,9 @@ import pytest
 
 from explorer.build import cores
 
+# A thread of loky's that dies (cores._settle) fails the test it died in, not just warns.
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+
 
 @pytest.fixture
 def fresh_pool():

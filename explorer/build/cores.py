@@ -9,6 +9,7 @@ process, results in the calls' order; `release_workers` ends the pool once no fi
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
@@ -17,6 +18,8 @@ _WORKERS: dict[str, object] = {}
 # A worker idle this long exits (its ~300 MB freed between a sample's fits and the stages
 # after them); the pool starts it again for the next call. loky's reusable pool's default.
 IDLE_SECONDS = 10
+# How long ending a pool waits for loky to take up the calls it was handed (`_settle`).
+SETTLE_SECONDS = 1.0
 
 
 def on_cores(function: Callable, calls: list[tuple]) -> Iterator:
@@ -93,7 +96,19 @@ def _discard(pool) -> None:
     """End `pool` without waiting for what it runs, and forget it."""
     if _WORKERS.get("pool") is pool:
         del _WORKERS["pool"]
+    _settle(pool)
     pool.shutdown(wait=False, kill_workers=True)
+
+
+def _settle(pool, timeout: float = SETTLE_SECONDS) -> None:
+    """Wait until loky's manager thread has taken every call handed to `pool` off its queue
+    of call ids, at most `timeout`. Shut down with `kill_workers` while one is still there,
+    loky (joblib 1.6) forgets the calls, then looks that one up and its thread dies on a
+    KeyError before it releases the pool's queues: the warning half of the runs of
+    tests/test_cores.py's failed-call test printed. A broken pool's thread has ended."""
+    deadline = time.monotonic() + timeout
+    while not (pool._flags.broken or pool._work_ids.empty()) and time.monotonic() < deadline:
+        time.sleep(0.002)
 
 
 class _Shares:
