@@ -3,6 +3,8 @@ level (`candidate_boxes`), then the greedy placement of those the view calls for
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer.view.charts.maps import LabelLayout, map_labels
 from explorer.view.map_layout import (
@@ -56,3 +58,38 @@ def test_a_degenerate_map_places_no_labels():
         extent=((1.0, 1.0), (0.0, 1.0)),  # no width: one paper, or every paper at one x
     )
     assert map_labels(layout, {"0"}) == []
+
+
+def _greedy(boxes: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The placement rule spelled out: each candidate's first try inside the plot that
+    overlaps no label placed before it."""
+    out: list[tuple[int, np.ndarray]] = []
+    for i, tries in enumerate(boxes):
+        for box in tries:
+            inside = box[0] >= 0 and box[1] >= 0 and box[2] <= ASSUMED_WIDTH
+            if not (inside and box[3] <= ASSUMED_HEIGHT):
+                continue
+            if not any(
+                box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for _, b in out
+            ):
+                out.append((i, box))
+                break
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_areas=st.integers(0, 6), n_topics=st.integers(0, 60))
+def test_placement_is_the_greedy_rule(seed, n_areas, n_topics):
+    """The vectorised placement (which compares only the tries inside the plot) places the
+    same labels in the same boxes as the rule read one try at a time."""
+    rng = np.random.default_rng(seed)
+    labels = [
+        Label(*rng.uniform(0, 10, 2), "x" * int(rng.integers(3, 40)), level)
+        for level, count in (("area", n_areas), ("topic", n_topics))
+        for _ in range(count)
+    ]
+    boxes = candidate_boxes(labels, (0, 10), (0, 10))
+    got, want = place_boxes(boxes), _greedy(boxes)
+    assert [i for i, _ in got] == [i for i, _ in want]
+    for (_, a), (_, b) in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
