@@ -1,3 +1,5 @@
+import threading
+
 import pytest
 
 from explorer.build import cores
@@ -15,8 +17,14 @@ def fresh_pool():
     if cpu_count() < 2:
         pytest.skip("one core: every call runs here, in turn (nothing to share)")
     cores.release_workers()
+    before = set(threading.enumerate())
     yield
     cores.release_workers()
+    # A pool the test ended without waiting (a failed call) may still have loky's manager
+    # thread winding down: joined here, anything it raises is this test's.
+    for thread in set(threading.enumerate()) - before:
+        if thread.name == "ExecutorManagerThread":
+            thread.join(timeout=10)
 
 
 def _square_where(x: int) -> tuple[int, int]:

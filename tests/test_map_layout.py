@@ -80,8 +80,8 @@ def _greedy(boxes: np.ndarray) -> list[tuple[int, np.ndarray]]:
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n_areas=st.integers(0, 6), n_topics=st.integers(0, 60))
 def test_placement_is_the_greedy_rule(seed, n_areas, n_topics):
-    """The vectorised placement (which compares only the tries inside the plot) places the
-    same labels in the same boxes as the rule read one try at a time."""
+    """The vectorised placement places the same labels in the same boxes as the rule read
+    one try at a time."""
     rng = np.random.default_rng(seed)
     labels = [
         Label(*rng.uniform(0, 10, 2), "x" * int(rng.integers(3, 40)), level)

@@ -100,13 +100,14 @@ def _discard(pool) -> None:
     pool.shutdown(wait=False, kill_workers=True)
 
 
-def _settle(pool, timeout: float = SETTLE_SECONDS) -> None:
+def _settle(pool) -> None:
     """Wait until loky's manager thread has taken every call handed to `pool` off its queue
-    of call ids, at most `timeout`. Shut down with `kill_workers` while one is still there,
-    loky (joblib 1.6) forgets the calls, then looks that one up and its thread dies on a
-    KeyError before it releases the pool's queues: the warning half of the runs of
-    tests/test_cores.py's failed-call test printed. A broken pool's thread has ended."""
-    deadline = time.monotonic() + timeout
+    of call ids, at most SETTLE_SECONDS (then the pool is ended all the same). Ended with
+    `kill_workers` while an id is still queued, loky (joblib 1.6) forgets the calls, then
+    looks that one up, and its thread dies on a KeyError before it releases the pool's
+    queues: tests/test_cores.py's failed-call test warned so in about half its runs. A
+    broken pool's thread reads the queue no more."""
+    deadline = time.monotonic() + SETTLE_SECONDS
     while not (pool._flags.broken or pool._work_ids.empty()) and time.monotonic() < deadline:
         time.sleep(0.002)
 

@@ -1,5 +1,6 @@
 """The supervisor's children (Streamlit workers and haproxy): started in their own session,
-stopped in order, never outliving it; the stop signals that end a run; their logs' tails.
+stopped in order, never outliving it; the stop signals that end a run; their logs' tails;
+the free loopback ports they listen on.
 """
 
 from __future__ import annotations

@@ -17,11 +17,11 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer import artifacts, cli, curation
+from explorer.hosting.processes import free_port
 from explorer.view.map_layout import HIDDEN_COLOR
 from tests.conftest import EDIT_KEY, ROOT, topic_ids
 from tests.e2e.conftest import (
     ARTIFACTS,
-    free_port,
     haproxy_or_skip,
     kill_tree,
     no_exception,

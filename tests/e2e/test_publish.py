@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
+from explorer.hosting.processes import free_port
 from tests.e2e.conftest import (
     ARTIFACTS,
-    free_port,
     no_exception,
     start_server,
     stop_server,

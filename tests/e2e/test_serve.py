@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from bench.load_sessions import SEARCH_LABEL
+from explorer.hosting.processes import free_port
 from tests.conftest import ROOT
 from tests.e2e.conftest import (
     alive,
     check_rerun,
     descendants,
-    free_port,
     haproxy_or_skip,
     kill_tree,
     load_and_filter,

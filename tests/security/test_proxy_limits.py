@@ -20,8 +20,9 @@ import time
 import pytest
 
 from explorer.hosting import settings
+from explorer.hosting.processes import free_port
 from tests.conftest import ROOT
-from tests.e2e.conftest import free_port, haproxy_or_skip, kill_tree, start_serve
+from tests.e2e.conftest import haproxy_or_skip, kill_tree, start_serve
 
 ATTACKER, VISITOR = "127.0.0.2", "127.0.0.3"
 

@@ -18,10 +18,10 @@ import sys
 
 import pytest
 
+from explorer.hosting.processes import free_port
 from tests.conftest import EDIT_KEY, ROOT
 from tests.e2e.conftest import (
     dashboard,
-    free_port,
     haproxy_or_skip,
     kill_tree,
     start_serve,

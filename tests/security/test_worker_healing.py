@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from explorer.hosting.processes import free_port
 from tests.conftest import ROOT
-from tests.e2e.conftest import free_port, haproxy_or_skip, kill_tree, start_serve
+from tests.e2e.conftest import haproxy_or_skip, kill_tree, start_serve
 
 
 @pytest.fixture
