@@ -22,6 +22,7 @@ import pytest
 
 from explorer import cli
 from explorer.hosting import checks, haproxy, options, processes, settings, supervisor
+from explorer.hosting import serve as serving
 from explorer.names import list_corpora
 from tests.conftest import ROOT
 
@@ -73,6 +74,28 @@ def test_free_ports_are_distinct_and_bindable_on_loopback():
     with contextlib.ExitStack() as stack:
         for port in ports:
             stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
+
+
+def _config(tmp_path: Path, **given) -> options.ServeConfig:
+    return options.ServeConfig(app_dir=tmp_path, cache_dir=tmp_path, workers=2, **given)
+
+
+def test_one_draw_gives_each_worker_and_the_health_check_its_own_port(tmp_path):
+    ports, config = serving.draw_ports(_config(tmp_path, port=8765))
+    assert len(set([*ports, config.health_port, 8765])) == 4
+
+
+def test_the_drawn_ports_avoid_the_public_and_a_given_health_port(tmp_path, monkeypatch):
+    """Both are free until haproxy binds them, so the kernel may hand either out."""
+    monkeypatch.setattr(
+        serving, "free_ports", lambda count: [8765, 9100, *range(5001, 5001 + count)]
+    )
+    ports, config = serving.draw_ports(_config(tmp_path, port=8765, health_port=9100))
+    assert ports == [5001, 5002]
+    assert config.health_port == 9100
+    ports, config = serving.draw_ports(_config(tmp_path, port=8765))
+    assert 8765 not in {*ports, config.health_port}
+    assert len({*ports, config.health_port}) == 3
 
 
 def test_idle_visitors_stay_connected_through_the_proxy():

@@ -61,18 +61,29 @@ from explorer.hosting.supervisor import (
 )
 
 
+def draw_ports(config: ServeConfig) -> tuple[list[int], ServeConfig]:
+    """The workers' ports and `config` with its health port (a free one unless the host
+    gave one), from one draw, so no two are alike; none is the public port or a given
+    health port, which are free until haproxy binds them and may lie in the range the
+    kernel hands out."""
+    taken = {config.port, config.health_port} - {0}
+    need = config.workers + (0 if config.health_port else 1)
+    ports = [p for p in free_ports(need + len(taken)) if p not in taken][:need]
+    if not config.health_port:
+        config = replace(config, health_port=ports.pop())
+    return ports, config
+
+
 def serve(config: ServeConfig, *, log: Callable[[str], None] | None = None) -> None:
     """Run until Ctrl-C, SIGTERM or a fatal failure; nothing started is left running."""
     log = log or _log
     haproxy = check_ready(config)
     runtime = (config.cache_dir / RUNTIME_DIR / str(config.port)).resolve()
     runtime.mkdir(parents=True, exist_ok=True)
-    *ports, health = free_ports(config.workers + 1)
+    ports, config = draw_ports(config)
     workers = [
         Worker(f"w{i}", port, runtime / f"worker-{i}.log") for i, port in enumerate(ports, start=1)
     ]
-    if not config.health_port:
-        config = replace(config, health_port=health)
     cfg = write_config(config, workers, runtime)
     check_config(haproxy, cfg)
     key, fresh = edit_key(config.app_dir) if config.edit else (None, False)
