@@ -56,6 +56,17 @@ def test_rename_reaches_nodes_topics_and_papers(run):
     assert "An area" in set(_apply(cache, r).nodes["label"])
 
 
+def test_a_rename_to_the_label_a_node_has_is_refused_and_not_recorded(run):
+    cache, r = run
+    label = _apply(cache, r).nodes.set_index("node_id").at["1", "label"]
+    with pytest.raises(InputError, match="already has that label"):
+        _record(cache, r, "rename", node="1", label=f"  {label} ")
+    assert curation.read(cache, "syn") == []
+    _record(cache, r, "rename", node="1", label="Mine")
+    with pytest.raises(InputError, match="already has that label"):
+        _record(cache, r, "rename", node="1", label="Mine")
+
+
 def test_merge_keeps_the_largest_members_id_and_area(run):
     cache, r = run
     raw = _tables(r)

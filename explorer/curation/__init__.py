@@ -124,6 +124,9 @@ def _check_edit(op: str, args: dict, nodes: pd.DataFrame) -> None:
         label = args["label"].strip() if isinstance(args["label"], str) else args["label"]
         if problem := limits.label_problem(label):
             raise InputError(problem)
+        if label == nodes.set_index("node_id").at[args["node"], "label"]:
+            # A change that changes nothing would still fill the history.
+            raise InputError(f"node {args['node']} already has that label")
         args["label"] = label
     if op == "merge":
         merged = list(dict.fromkeys(args["nodes"]))
