@@ -8,7 +8,7 @@ from explorer.node_ids import topic_of
 from explorer.view import compare
 from explorer.view.charts.comparisons import shift_bars, topic_sankey
 from explorer.view.store.nodes import level_ids, node_name
-from explorer.view.text import md_format
+from explorer.view.text import md, md_format
 from explorer.view.ui.data import RunData, colors, corpora, current, per_run, run_of
 from explorer.view.ui.router import ensure_router
 from explorer.view.ui.widgets.pickers import level_picker, warn_unknown
@@ -17,6 +17,8 @@ from explorer.view.ui.widgets.tables import topic_link
 ensure_router()
 MODE, YEARS, A, B = "mode", "years", "a", "b"  # the page's URL parameters
 MODES = {"years": "Two years of one corpus", "corpora": "Two corpora"}
+SAME_CORPUS = "Pick two different corpora to compare."
+ONE_CORPUS = "Only one corpus is built here: build another with explorer build to compare two."
 LINK = st.column_config.LinkColumn("", display_text="open", width="small")
 
 
@@ -104,11 +106,9 @@ def years_mode(data: RunData) -> None:
     )  # fmt: skip
 
 
-def corpora_mode(data: RunData) -> None:
-    st.query_params.pop(YEARS, None)
-    names = corpora()
-    for key in (A, B):
-        warn_unknown(key, names)
+def _picked_pair(data: RunData, names: list[str]) -> tuple[str, str] | None:
+    """Corpus A and B as picked (a link's, else this corpus and another); None, with a line
+    saying so, when both are one corpus: it would match every topic to itself."""
     left, right = st.columns(2)
     default_b = next((n for n in names if n != data.corpus), data.corpus)
     for key, default in ((A, data.corpus), (B, default_b)):
@@ -116,6 +116,21 @@ def corpora_mode(data: RunData) -> None:
             st.session_state.setdefault(key, default)
     corpus_a = left.selectbox("Corpus A", names, key=A, bind="query-params")
     corpus_b = right.selectbox("Corpus B", names, key=B, bind="query-params")
+    if corpus_a != corpus_b:
+        return corpus_a, corpus_b
+    st.info(md(SAME_CORPUS if len(names) > 1 else ONE_CORPUS))
+    return None
+
+
+def corpora_mode(data: RunData) -> None:
+    st.query_params.pop(YEARS, None)
+    names = corpora()
+    for key in (A, B):
+        warn_unknown(key, names)
+    picked = _picked_pair(data, names)
+    if picked is None:
+        return
+    corpus_a, corpus_b = picked
     one, other = run_of(corpus_a), run_of(corpus_b)
     reason = compare.incomparable(one.manifest.config, other.manifest.config)
     if reason:

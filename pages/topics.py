@@ -121,12 +121,12 @@ with right:
             siblings = [
                 str(t) for t in node.iloc[0]["topics"] if str(t) != topic and str(t) in present
             ]
-            st.markdown("**In the hierarchy**")
-            st.text(
-                f"Parent: {node.iloc[0]['parent_label']} (merges topics {', '.join(map(str, node.iloc[0]['topics']))})"
-            )
+            # The merge tree of topic centroids, not the area level (a corpus may have none).
+            st.markdown("**In the topic tree**")
+            merged = ", ".join(map(str, node.iloc[0]["topics"]))
+            st.text(f"First merged into: {node.iloc[0]['parent_label']} (topics {merged})")
             if siblings:
-                st.text("Closest topics: " + "; ".join(map(topic_name(topics), siblings[:6])))
+                st.text("Merged there with: " + "; ".join(map(topic_name(topics), siblings[:6])))
 
 st.markdown("**Papers in this topic**")
 paper_table(

@@ -85,6 +85,9 @@ def test_overview(app, seed_run):
     levels = shown(metrics["Areas · topics · subtopics"]).split(" · ")
     assert levels[1] == str(seed_run.manifest.counts.topics)
     assert "Overview: seed" in texts(at)
+    # The sidebar's line and the page give the outliers alike.
+    outliers = shown(metrics["Outliers"])
+    assert any(f"{outliers} outliers" in shown(c.value) for c in at.sidebar.caption), outliers
 
 
 def test_topic_map_filters_change_the_table(app, seed_run):
@@ -122,6 +125,12 @@ def test_topics_page_detail_follows_the_picked_topic(planted_app, planted_run):
     assert f"Topic {other}: {label}" in texts(at) and texts(at) != first_text
     members = topic_papers(at)
     assert len(members) == int(topics.set_index("topic_id").loc[other, "size"])
+    # Its place in the merge tree: the first merge holding it, and the others merged there.
+    tree = planted_run.table("hierarchy")
+    first_merge = tree[tree["topics"].map(lambda ids: int(other) in list(ids))]
+    first_merge = first_merge.loc[first_merge["topics"].map(len).idxmin()]
+    merged = ", ".join(map(str, first_merge["topics"]))
+    assert f"First merged into: {first_merge['parent_label']} (topics {merged})" in texts(at)
 
 
 def test_papers_deep_link_opens_that_paper(app, seed_run):
@@ -419,6 +428,7 @@ def levels_app(tmp_path, monkeypatch):
 def test_level_picker_changes_the_view_and_lives_in_the_url(levels_app, page):
     at = run_page(levels_app(), page)
     assert at.radio(key="level").options == ["area", "topic", "subtopic"]
+    assert not at.radio(key="level").disabled
     before = _level_view(at, page)
     at.radio(key="level").set_value("subtopic").run()
     assert not at.exception
@@ -427,6 +437,28 @@ def test_level_picker_changes_the_view_and_lives_in_the_url(levels_app, page):
     fresh = run_page(levels_app(), page, level="area")
     assert fresh.radio(key="level").value == "area"
     assert "A0: node A0" in _level_view(fresh, page)
+
+
+def test_a_run_of_one_level_says_so_instead_of_offering_a_choice(app, seed_run):
+    """The seed corpus's 38 papers (any seed) make too few topics for areas; where none
+    was split either, the level picker has nothing to offer and the filter names topics."""
+    from explorer.view.store.nodes import available_levels, levels_named
+    from explorer.view.ui.widgets.pickers import LEVELS_HELP, ONE_LEVEL_HELP
+
+    levels = available_levels(seed_run.table("nodes"))
+    at = run_page(app, "topic_map")
+    radio = at.radio(key="level")
+    assert radio.options == levels and radio.disabled == (len(levels) == 1)
+    assert shown(radio.help) == (ONE_LEVEL_HELP if len(levels) == 1 else LEVELS_HELP)
+    assert shown(at.multiselect(key="topics").label) == levels_named(levels)
+
+
+def test_levels_are_named_as_a_label_reads():
+    from explorer.view.store.nodes import levels_named
+
+    assert levels_named(["topic"]) == "Topics"
+    assert levels_named(["topic", "subtopic"]) == "Topics and subtopics"
+    assert levels_named(["area", "topic", "subtopic"]) == "Areas, topics and subtopics"
 
 
 def _level_view(at: AppTest, page: str) -> str:

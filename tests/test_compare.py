@@ -129,7 +129,10 @@ def test_a_link_s_mode_opens_two_corpora_without_a_or_b(seed_cache, monkeypatch)
     monkeypatch.setenv("EXPLORER_CACHE_DIR", str(seed_cache))
     load_run.clear()
     assert _compare_page().radio(key="mode").value == "years"
-    assert _compare_page(mode="corpora").radio(key="mode").value == "corpora"
+    at = _compare_page(mode="corpora")
+    assert at.radio(key="mode").value == "corpora"
+    # Nothing to compare it with: the page says so rather than match it to itself.
+    assert "Only one corpus is built here" in at.info[0].value and not at.dataframe
 
 
 def test_the_compare_page_matches_a_corpus_with_its_copy_and_refuses_another_model(
@@ -146,6 +149,8 @@ def test_the_compare_page_matches_a_corpus_with_its_copy_and_refuses_another_mod
     assert any("cannot be compared" in shown(e.value) for e in at.error)
     fresh = _compare_page(a="seed", b="syn")  # the same view from a link
     assert any("cannot be compared" in shown(e.value) for e in fresh.error)
+    same = _compare_page(a="seed", b="seed")
+    assert "Pick two different corpora" in same.info[0].value and not same.dataframe
 
 
 def test_topic_centroids_in_blocks_equal_the_mean_of_each_topic(monkeypatch):

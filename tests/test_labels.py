@@ -532,7 +532,7 @@ def test_seed_corpus_labels_have_every_readable_property(seed_run):
 
 @pytest.mark.realbuild
 def test_merge_tree_parents_are_named_without_boilerplate(planted_cache):
-    """The Topics page's "Parent" of a topic is the merge tree's: named like any node. The
+    """The Topics page's "First merged into" of a topic is the merge tree's node: named like any. The
     planted build (seed abstracts and planted subjects) has topics to merge whatever the
     seed."""
     from explorer.artifacts import open_run

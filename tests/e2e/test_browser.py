@@ -97,6 +97,29 @@ def test_a_bar_on_the_overview_opens_its_topic_at_that_level(server, seed_run, p
         assert picked.inner_text().strip() == level
 
 
+def test_the_chart_toolbar_covers_no_bar_of_the_overview(server, page):
+    """Plotly shows its toolbar on hover at the chart's top right: over the largest bar, a
+    click there downloaded a PNG instead of opening the topic."""
+    page.goto(f"{server}/")
+    wait_for_app(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').first
+    bars = chart.locator("g.point path")
+    bars.first.wait_for(timeout=60_000)
+    bars.first.hover(force=True)
+    toolbar = chart.locator(".modebar").first
+    toolbar.wait_for(state="visible", timeout=10_000)
+    tb = toolbar.bounding_box()
+    for i in range(bars.count()):
+        bar = bars.nth(i).bounding_box()
+        apart = (
+            bar["y"] >= tb["y"] + tb["height"]
+            or bar["y"] + bar["height"] <= tb["y"]
+            or bar["x"] + bar["width"] <= tb["x"]
+            or bar["x"] >= tb["x"] + tb["width"]
+        )
+        assert apart, (i, bar, tb)
+
+
 def test_a_map_without_matches_keeps_its_link_and_host_sign_in(server, page):
     """The page ends early (nothing to draw), not the run: the sidebar is drawn after it."""
     page.goto(f"{server}/topic_map?q=zzzzqqq")

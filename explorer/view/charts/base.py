@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-MARGIN = {"l": 0, "r": 0, "t": 10, "b": 0}
+# Room above the plot for plotly's toolbar, which shows on hover at the top right: with
+# less, it covered the largest bar of "Topics by size", and a click there hit "Download
+# plot as a PNG" instead of opening the topic.
+MARGIN = {"l": 0, "r": 0, "t": 32, "b": 0}
 # Text drawn over coloured marks (topic bubbles, pale Sankey bands): dark, with a white
 # halo where the mark under it may be dark too, so it reads on any palette colour.
 DARK_TEXT = "#262730"

@@ -71,7 +71,7 @@ def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figu
     )
     fig.update_layout(
         height=max(400, 18 * max(len(left), len(right)) + 80),
-        margin={**MARGIN, "t": 30},
+        margin=MARGIN,
         annotations=[
             {"x": x, "y": 1.0, "yref": "paper", "xref": "paper", "yanchor": "bottom",
              "text": esc(name), "showarrow": False, "xanchor": anchor}

@@ -29,6 +29,13 @@ def available_levels(nodes: pd.DataFrame) -> list[str]:
     return out + (["subtopic"] if (nodes["level"] == "subtopic").any() else [])
 
 
+def levels_named(levels: list[str]) -> str:
+    """The levels as a label names them: "Areas, topics and subtopics", "Topics"..."""
+    words = [f"{level}s" for level in levels]
+    text = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    return text[0].upper() + text[1:]
+
+
 def level_ids(papers: pd.DataFrame, level: str) -> pd.Series:
     """Each paper's node id at `level` (strings; OUTLIER_ID for outliers). At "subtopic", a
     paper whose topic has no subtopics is in its topic."""

@@ -250,7 +250,7 @@ def headline(data: RunData) -> str:
     span = f"{years[0]}–{years[-1]}" if len(years) > 1 else (str(years[0]) if years else "")
     topics = int((data.nodes["level"] == "topic").sum())
     return (
-        f"{counts.papers:,} papers · {topics} topics · {counts.outlier_share:.0%} outliers · {span}"
+        f"{counts.papers:,} papers · {topics} topics · {counts.outlier_share:.1%} outliers · {span}"
     )
 
 

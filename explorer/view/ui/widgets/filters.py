@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from explorer.view.store.filters import Filters, year_range
-from explorer.view.store.nodes import node_name
-from explorer.view.text import md_format
+from explorer.view.store.nodes import levels_named, node_name
+from explorer.view.text import md, md_format
 from explorer.view.ui import state
 from explorer.view.ui.data import RunData, levels, per_run
 from explorer.view.ui.widgets.pickers import warn_unknown
@@ -27,6 +27,7 @@ class _Choices:
     years: list[int]
     any_hidden: bool  # a curator hid some node
     has_stability: bool  # the build scored topic stability (its consensus fits)
+    label: str  # the node filter's: the levels this run has ("Topics" on a short list)
 
 
 def _choices(data: RunData) -> _Choices:
@@ -40,6 +41,7 @@ def _choices(data: RunData) -> _Choices:
         years=sorted(int(y) for y in papers["year"].dropna().unique()),
         any_hidden=bool(data.nodes.get("hidden", pd.Series(dtype=bool)).any()),
         has_stability=bool(papers.get("stability", pd.Series(dtype=float)).notna().any()),
+        label=levels_named(levels(data)),
     )
 
 
@@ -63,7 +65,7 @@ def node_multiselect(choices: _Choices) -> list[str]:
             )
         st.session_state[state.TOPICS] = [a for a in dict.fromkeys(asked) if a in known]
     picked = st.multiselect(
-        "Areas, topics and subtopics",
+        md(choices.label),
         choices.node_ids,
         key=state.TOPICS,
         format_func=lambda n: choices.names.get(n, n),

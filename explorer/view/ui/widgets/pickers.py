@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import streamlit as st
 
-from explorer.view.text import md_format, shorten
+from explorer.view.text import md, md_format, shorten
 from explorer.view.ui import state
 from explorer.view.ui.data import RunData, levels
 
@@ -35,6 +35,13 @@ def warn_unknown(param: str, valid: list[str]) -> None:
 LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
 
 
+LEVELS_HELP = "Areas group related topics; subtopics split the large topics."
+ONE_LEVEL_HELP = (
+    "This corpus has one level: its topics are too few to group into areas, and none was "
+    "split into subtopics."
+)
+
+
 def level_picker(data: RunData, *, default: str = "topic") -> str:
     """Area / topic / subtopic, in the URL as ?level=; only the levels this run has. It
     starts at the level `switch_to` handed over, if there is one."""
@@ -52,7 +59,8 @@ def level_picker(data: RunData, *, default: str = "topic") -> str:
         key=state.LEVEL,
         bind="query-params",  # the URL holds the option as shown: ?level=area
         horizontal=True,
-        help="Areas group related topics; subtopics split the large topics.",
+        help=md(LEVELS_HELP if len(options) > 1 else ONE_LEVEL_HELP),
+        disabled=len(options) == 1,  # nothing to pick
     )
 
 
