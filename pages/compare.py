@@ -151,7 +151,8 @@ def corpora_mode(data: RunData) -> None:
         )  # fmt: skip
     )
     if len(result.matches):
-        st.plotly_chart(topic_sankey(result.matches, corpus_a, corpus_b), key="sankey")
+        sankey = topic_sankey(result.matches, corpus_a, corpus_b, colors(one), colors(other))
+        st.plotly_chart(sankey, key="sankey")
     matches = result.matches.assign(
         open_a=[topic_link(corpus_a, t) for t in result.matches["a"]],
         open_b=[topic_link(corpus_b, t) for t in result.matches["b"]],

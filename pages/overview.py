@@ -5,12 +5,12 @@ import streamlit as st
 
 from explorer.view.charts.topics import node_sizes
 from explorer.view.store.keywords import one_per_form, ranked_terms
-from explorer.view.store.nodes import nodes_at, opened_by
+from explorer.view.store.nodes import LEVEL_NAMES, nodes_at, opened_by
 from explorer.view.store.papers import class_counts
 from explorer.view.text import md, md_format
 from explorer.view.ui.data import colors, current, levels
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets.pickers import LEVEL_NAMES, level_picker, switch_to
+from explorer.view.ui.widgets.pickers import level_picker, switch_to
 
 ensure_router()
 

@@ -4,13 +4,13 @@ import streamlit as st
 
 from explorer.view.charts.trends import class_bars, rising_falling, topic_area, trend_lines
 from explorer.view.store.keywords import ranked_terms
-from explorer.view.store.nodes import level_ids, node_name, nodes_at
+from explorer.view.store.nodes import LEVEL_NAMES, level_ids, node_name, nodes_at
 from explorer.view.store.trends import class_values, keyword_trend, node_trend, rising_terms
 from explorer.view.text import md, md_format
 from explorer.view.ui import state
 from explorer.view.ui.data import colors, current, default_keywords, per_run
 from explorer.view.ui.router import ensure_router
-from explorer.view.ui.widgets.pickers import LEVEL_NAMES, level_picker, warn_unknown
+from explorer.view.ui.widgets.pickers import level_picker, warn_unknown
 from explorer.view.ui.widgets.share import chart_download
 
 ensure_router()

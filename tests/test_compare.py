@@ -169,3 +169,20 @@ def test_topic_centroids_in_blocks_equal_the_mean_of_each_topic(monkeypatch):
     wide = vectors.astype(np.float32)
     expected = normalise_rows(np.stack([wide[topics.to_numpy() == t].mean(axis=0) for t in ids]))
     np.testing.assert_allclose(centroids, expected, atol=1e-6)
+
+
+def test_the_sankey_colours_each_topic_as_its_corpus_does():
+    """Plotly's own node colours gave one topic another colour on each side of the chart and
+    on every other page."""
+    from explorer.view.charts.comparisons import topic_sankey
+
+    matches = pd.DataFrame(
+        {"a": ["0", "0", "2"], "b": ["1", "3", "0"], "label_a": ["x", "x", "y"],
+         "label_b": ["p", "q", "r"], "size_a": [9, 9, 4], "size_b": [5, 4, 6],
+         "cosine": [0.9, 0.8, 0.95]}
+    )  # fmt: skip
+    colors_a = {"0": "#111111", "2": "#222222"}
+    colors_b = {"0": "#aaaaaa", "1": "#bbbbbb", "3": "#cccccc"}
+    node = topic_sankey(matches, "A", "B", colors_a, colors_b).data[0].node
+    assert list(node.color) == ["#111111", "#222222", "#bbbbbb", "#cccccc", "#aaaaaa"]
+    assert [label.split(":")[0] for label in node.label] == ["0", "2", "1", "3", "0"]

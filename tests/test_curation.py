@@ -58,13 +58,27 @@ def test_rename_reaches_nodes_topics_and_papers(run):
 
 def test_a_rename_to_the_label_a_node_has_is_refused_and_not_recorded(run):
     cache, r = run
-    label = _apply(cache, r).nodes.set_index("node_id").at["1", "label"]
+    _record(cache, r, "rename", node="1", label="Mine")  # its short and long label now
     with pytest.raises(InputError, match="already has that label"):
-        _record(cache, r, "rename", node="1", label=f"  {label} ")
-    assert curation.read(cache, "syn") == []
-    _record(cache, r, "rename", node="1", label="Mine")
+        _record(cache, r, "rename", node="1", label="  Mine ")
+    assert len(curation.read(cache, "syn")) == 1
+
+
+def test_a_rename_that_changes_the_long_label_or_a_hidden_node_s_label_is_kept(run):
+    """The check reads the labels as stored: a rename sets the long label too, and a hidden
+    node's shown label carries a mark the stored one does not."""
+    cache, r = run
+    node = _apply(cache, r).nodes.set_index("node_id").loc["1"]
+    assert node["label"] != node["long_label"]
+    _record(cache, r, "rename", node="1", label=node["label"])  # the long label changes
+    _record(cache, r, "rename", node="2", label="Two")
+    _record(cache, r, "hide", node="2")
+    shown = _apply(cache, r).nodes.set_index("node_id").at["2", "label"]
+    assert shown == "Two (hidden)"
     with pytest.raises(InputError, match="already has that label"):
-        _record(cache, r, "rename", node="1", label="Mine")
+        _record(cache, r, "rename", node="2", label="Two")
+    _record(cache, r, "rename", node="2", label=shown)  # a label that reads "(hidden)"
+    assert len(curation.read(cache, "syn")) == 4
 
 
 def test_merge_keeps_the_largest_members_id_and_area(run):

@@ -488,7 +488,7 @@ def test_curate_page_lists_unmatched_changes(cache, app, built):
     strays = papers.groupby("topic_id").head(1).index
     papers["topic_id"] = "9"
     papers.loc[strays, "topic_id"] = "0"
-    nodes = pd.DataFrame({"node_id": ["0"], "label": ["as built"]})
+    nodes = pd.DataFrame({"node_id": ["0"], "label": ["as built"], "long_label": ["as built"]})
     change = curation.record(
         curation.EditTarget(cache, CORPUS, "an-older-run", papers), nodes, "rename",
         source="cli", node="0", label="Lost label",

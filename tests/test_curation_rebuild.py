@@ -289,7 +289,7 @@ def test_a_change_no_node_matches_is_reported_everywhere(seed_rebuilt, monkeypat
     strays.loc[papers.groupby("topic_id").head(1).index, "topic_id"] = "0"
     lost = curation.record(
         curation.EditTarget(cache, run.corpus, "an-older-run", strays),
-        pd.DataFrame({"node_id": ["0"], "label": ["as built"]}), "rename", source="cli",
+        pd.DataFrame({"node_id": ["0"], "label": ["as built"], "long_label": ["as built"]}), "rename", source="cli",
         node="0", label="Lost label",
     )  # fmt: skip
 

@@ -87,8 +87,9 @@ def test_one_draw_gives_each_worker_and_the_health_check_its_own_port(tmp_path):
 
 def test_the_drawn_ports_avoid_the_public_and_a_given_health_port(tmp_path, monkeypatch):
     """Both are free until haproxy binds them, so the kernel may hand either out."""
+    # Exactly `count` ports, the two taken ones first: a draw too small runs short.
     monkeypatch.setattr(
-        serving, "free_ports", lambda count: [8765, 9100, *range(5001, 5001 + count)]
+        serving, "free_ports", lambda count: [8765, 9100, *range(5001, 5001 + count)][:count]
     )
     ports, config = serving.draw_ports(_config(tmp_path, port=8765, health_port=9100))
     assert ports == [5001, 5002]

@@ -39,7 +39,7 @@ from explorer.curation.log import (  # noqa: F401 - the package's surface
 )
 from explorer.curation.matching import LEVEL_COLUMN
 from explorer.curation.members import MEMBERS, store_members  # noqa: F401 - the surface
-from explorer.curation.replay import EDITS, BuiltTables, active, apply
+from explorer.curation.replay import EDITS, HIDDEN_LABEL, BuiltTables, active, apply
 from explorer.errors import InputError
 from explorer.node_ids import OUTLIER_ID, level_of, topic_of
 
@@ -113,6 +113,14 @@ def _papers_of(papers: pd.DataFrame, node: str) -> list[str]:
     return papers.loc[papers[LEVEL_COLUMN[level_of(node)]] == node, "paper_id"].tolist()
 
 
+def _labelled(nodes: pd.DataFrame, node: str) -> tuple[str, str]:
+    """A node's short and long label as stored (a rename sets both), without the mark the
+    shown labels of a hidden node carry."""
+    row = nodes.loc[nodes["node_id"] == node].iloc[0]
+    mark = f" ({HIDDEN_LABEL})" if row.get("hidden", False) else ""
+    return tuple(str(row[c]).removesuffix(mark) for c in ("label", "long_label"))
+
+
 def _check_edit(op: str, args: dict, nodes: pd.DataFrame) -> None:
     if op not in EDITS:
         raise InputError(f"unknown curation {op!r} (one of {', '.join(EDITS)})")
@@ -124,7 +132,7 @@ def _check_edit(op: str, args: dict, nodes: pd.DataFrame) -> None:
         label = args["label"].strip() if isinstance(args["label"], str) else args["label"]
         if problem := limits.label_problem(label):
             raise InputError(problem)
-        if label == nodes.set_index("node_id").at[args["node"], "label"]:
+        if _labelled(nodes, str(args["node"])) == (label, label):
             # A change that changes nothing would still fill the history.
             raise InputError(f"node {args['node']} already has that label")
         args["label"] = label

@@ -62,8 +62,8 @@ from explorer.hosting.supervisor import (
 
 
 def draw_ports(config: ServeConfig) -> tuple[list[int], ServeConfig]:
-    """The workers' ports and `config` with its health port (a free one unless the host
-    gave one), from one draw, so no two are alike; none is the public port or a given
+    """The workers' ports and `config` with its health port (a free one unless the caller
+    set one), from one draw, so no two are alike; none is the public port or a given
     health port, which are free until haproxy binds them and may lie in the range the
     kernel hands out."""
     taken = {config.port, config.health_port} - {0}

@@ -44,9 +44,17 @@ def shift_bars(table: pd.DataFrame, name, colors: dict[str, str], limit: int = 1
 SANKEY_BAND = "rgba(140, 140, 140, 0.25)"
 
 
-def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figure:
+def topic_sankey(
+    matches: pd.DataFrame,
+    corpus_a: str,
+    corpus_b: str,
+    colors_a: dict[str, str],
+    colors_b: dict[str, str],
+) -> go.Figure:
     """Matched topics of two corpora as a Sankey: A's topics left, B's right, one band per
-    link (its width the smaller topic's size), so splits and merges show as forks."""
+    link (its width the smaller topic's size), so splits and merges show as forks. Each
+    topic keeps its corpus's colour (`colors_a`, `colors_b`), as on the other pages; plotly's
+    own would colour one topic differently on each side."""
     left = list(dict.fromkeys(matches["a"]))
     right = list(dict.fromkeys(matches["b"]))
     label_a = dict(zip(matches["a"], matches["label_a"], strict=True))
@@ -56,7 +64,13 @@ def topic_sankey(matches: pd.DataFrame, corpus_a: str, corpus_b: str) -> go.Figu
     fig = go.Figure(
         go.Sankey(
             arrangement="snap",
-            node={"label": labels, "pad": 6, "thickness": 12},
+            node={
+                "label": labels,
+                "pad": 6,
+                "thickness": 12,
+                "color": [colors_a.get(str(t), OUTLIER_COLOR) for t in left]
+                + [colors_b.get(str(t), OUTLIER_COLOR) for t in right],
+            },
             link={
                 "source": [left.index(a) for a in matches["a"]],
                 "target": [len(left) + right.index(b) for b in matches["b"]],

@@ -43,7 +43,7 @@ def trend_lines(
     ]
     layout = {
         "height": 420,
-        "margin": {"l": 0, "r": 0, "t": 30, "b": 0},
+        "margin": MARGIN,
         "title": {"text": esc(title)},
         "xaxis": {"type": "category", "title": {"text": "year"}},
         "yaxis": {

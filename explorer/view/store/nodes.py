@@ -29,9 +29,12 @@ def available_levels(nodes: pd.DataFrame) -> list[str]:
     return out + (["subtopic"] if (nodes["level"] == "subtopic").any() else [])
 
 
+LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
+
+
 def levels_named(levels: list[str]) -> str:
     """The levels as a label names them: "Areas, topics and subtopics", "Topics"..."""
-    words = [f"{level}s" for level in levels]
+    words = [LEVEL_NAMES[level].lower() for level in levels]
     text = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
     return text[0].upper() + text[1:]
 

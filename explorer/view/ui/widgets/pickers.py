@@ -32,9 +32,6 @@ def warn_unknown(param: str, valid: list[str]) -> None:
         )
 
 
-LEVEL_NAMES = {"area": "Areas", "topic": "Topics", "subtopic": "Subtopics"}
-
-
 LEVELS_HELP = "Areas group related topics; subtopics split the large topics."
 ONE_LEVEL_HELP = (
     "This corpus has one level: its topics are too few to group into areas, and none was "
